@@ -1,0 +1,20 @@
+//! dptune: differentially private hyperparameter tuning with exact, tight accounting.
+//!
+//! The crate is layered (DESIGN.md, "The house"); each module imports only from those above it:
+//!
+//! * [`noise`]: where randomness comes from ([`noise::SecureRng`]) and exact samplers.
+//! * [`privacy`]: what a guarantee is and what it costs ([`privacy::Guarantee`], conversions,
+//!   Gaussian and subsampled-Gaussian accounting, composition, [`privacy::Ledger`]).
+//! * [`select`]: choosing among scored candidates privately.
+//!
+//! The library prints nothing; long-running work reports progress through callbacks.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod noise;
+pub mod privacy;
+pub mod select;
+
+pub use error::{Error, Result};
