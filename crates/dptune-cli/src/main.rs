@@ -1,1 +1,48 @@
-fn main() {}
+//! `dptune`: differentially private hyperparameter tuning from the command line.
+//!
+//! A thin layer over the `dptune` library (DESIGN.md, "Interfaces"): human output by default,
+//! `--json` for one machine-readable object, exit code 0 ok, 2 bad input, 3 refused.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod report;
+
+use report::{Failure, Report};
+
+/// Differentially private hyperparameter tuning with exact accounting.
+#[derive(Parser)]
+#[command(name = "dptune", version, about)]
+struct Cli {
+    /// Print one JSON object instead of the human-readable report.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {}
+
+fn run(command: Command) -> Result<Report, Failure> {
+    match command {}
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(report) => {
+            if cli.json {
+                println!("{}", report.json);
+            } else {
+                println!("{}", report.human);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code as u8)
+        }
+    }
+}

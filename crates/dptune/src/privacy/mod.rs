@@ -1,1 +1,14 @@
-//! placeholder
+//! What a guarantee is and what it costs: [`Guarantee`] (pure, approximate, zCDP, RDP), the
+//! neighbour relation, conversions, composition and the [`Ledger`].
+//!
+//! Rule 2 of DESIGN.md: privacy arithmetic rounds up; a computed ε is never smaller than the
+//! truth.
+
+pub mod convert;
+mod guarantee;
+mod ledger;
+mod rdp;
+
+pub use guarantee::{Bound, Guarantee, Neighbours, Release};
+pub use ledger::Ledger;
+pub use rdp::{default_orders, RdpCurve, RdpPart};

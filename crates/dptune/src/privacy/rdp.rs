@@ -1,0 +1,191 @@
+//! Rényi-DP curves: ε(α) for orders α > 1.
+//!
+//! A curve is a sum of parts (sequential composition adds RDP pointwise, THEORY.md §9). Parts
+//! with a closed form can be evaluated at any continuous order; tabulated parts are known only
+//! on their grid and are extended upward conservatively: Rényi divergence is non-decreasing in
+//! the order, so ε(α) ≤ ε(α′) for the next tabulated α′ ≥ α, and ε(α) = ∞ above the last one.
+
+use serde::Serialize;
+
+use crate::error::{check_positive, Error, Result};
+
+/// DEFAULT_RDP_ORDERS of dp_accounting 0.6.0: 1.1, 1.2, …, 10.9, then 11, 12, …, 63, then 128,
+/// 256, 512, 1024 (156 orders). Results on this grid are comparable with dp_accounting's.
+pub fn default_orders() -> Vec<f64> {
+    let mut v: Vec<f64> = (11..110).map(|i| i as f64 / 10.0).collect();
+    v.extend((11..64).map(|i| i as f64));
+    v.extend([128.0, 256.0, 512.0, 1024.0]);
+    v
+}
+
+/// One additive part of an RDP curve.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RdpPart {
+    /// ε(α) = ρ·α: the Gaussian mechanism (ρ = 1/(2z²), Mironov 2017 Table 2) or any ρ-zCDP
+    /// mechanism.
+    Linear {
+        /// The zCDP parameter ρ.
+        rho: f64,
+    },
+    /// ε(α) tabulated on increasing orders (values upper-bounded between orders, see module doc).
+    Table {
+        /// Increasing orders, all > 1.
+        orders: Vec<f64>,
+        /// ε at each order (may be +∞).
+        values: Vec<f64>,
+    },
+}
+
+impl RdpPart {
+    fn eval(&self, alpha: f64) -> f64 {
+        match self {
+            RdpPart::Linear { rho } => rho * alpha,
+            RdpPart::Table { orders, values } => {
+                // The first tabulated order ≥ α bounds ε(α) from above.
+                match orders.iter().position(|&o| o >= alpha) {
+                    Some(i) => values[i],
+                    None => f64::INFINITY,
+                }
+            }
+        }
+    }
+
+    fn is_closed_form(&self) -> bool {
+        !matches!(self, RdpPart::Table { .. })
+    }
+}
+
+/// An RDP curve: the sum of `count × part` over its terms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RdpCurve {
+    terms: Vec<(f64, RdpPart)>,
+}
+
+impl RdpCurve {
+    /// The curve of a ρ-zCDP mechanism, ε(α) = ρα.
+    pub fn linear(rho: f64) -> Result<Self> {
+        check_positive("rho", rho)?;
+        Ok(Self::from_part(RdpPart::Linear { rho }))
+    }
+
+    /// A tabulated curve. Orders must be finite, > 1 and strictly increasing; values must be
+    /// non-negative (or +∞) and are taken as given.
+    pub fn table(orders: Vec<f64>, values: Vec<f64>) -> Result<Self> {
+        if orders.is_empty() || orders.len() != values.len() {
+            return Err(Error::invalid(
+                "orders",
+                format!("{} orders, {} values", orders.len(), values.len()),
+                "need as many values as orders, and at least one",
+            ));
+        }
+        for (i, &o) in orders.iter().enumerate() {
+            if !(o.is_finite() && o > 1.0) {
+                return Err(Error::invalid(
+                    "orders",
+                    o,
+                    "every order must be finite and > 1",
+                ));
+            }
+            if i > 0 && o <= orders[i - 1] {
+                return Err(Error::invalid(
+                    "orders",
+                    o,
+                    "orders must be strictly increasing",
+                ));
+            }
+        }
+        if let Some(v) = values.iter().find(|v| v.is_nan() || **v < 0.0) {
+            return Err(Error::invalid(
+                "values",
+                v,
+                "RDP values must be >= 0 or +inf",
+            ));
+        }
+        Ok(Self::from_part(RdpPart::Table { orders, values }))
+    }
+
+    /// A curve made of one part (for modules that construct parts themselves).
+    pub fn from_part(part: RdpPart) -> Self {
+        Self {
+            terms: vec![(1.0, part)],
+        }
+    }
+
+    /// ε(α), or +∞ where the curve gives no finite bound. `alpha` must be > 1.
+    pub fn eval(&self, alpha: f64) -> f64 {
+        self.terms.iter().map(|(c, p)| c * p.eval(alpha)).sum()
+    }
+
+    /// True when every part can be evaluated at any continuous order.
+    pub fn is_closed_form(&self) -> bool {
+        self.terms.iter().all(|(_, p)| p.is_closed_form())
+    }
+
+    /// The orders at which tabulated parts are known (empty for closed-form curves). Conversions
+    /// evaluate on these in addition to any grid they search.
+    pub fn tabulated_orders(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self
+            .terms
+            .iter()
+            .filter_map(|(_, p)| match p {
+                RdpPart::Table { orders, .. } => Some(orders.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    }
+
+    /// Sequential composition: the pointwise sum of two curves.
+    pub fn compose(&self, other: &RdpCurve) -> RdpCurve {
+        let mut terms = self.terms.clone();
+        for t in &other.terms {
+            match terms.iter_mut().find(|(_, p)| *p == t.1) {
+                Some(existing) => existing.0 += t.0,
+                None => terms.push(t.clone()),
+            }
+        }
+        RdpCurve { terms }
+    }
+
+    /// `k`-fold sequential composition of this curve with itself.
+    pub fn times(&self, k: f64) -> Result<RdpCurve> {
+        check_positive("count", k)?;
+        Ok(RdpCurve {
+            terms: self.terms.iter().map(|(c, p)| (c * k, p.clone())).collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_grid_matches_dp_accounting() {
+        let g = default_orders();
+        assert_eq!(g.len(), 156);
+        assert_eq!(g[0], 1.1);
+        assert_eq!(g[98], 10.9);
+        assert_eq!(g[99], 11.0);
+        assert_eq!(*g.last().unwrap(), 1024.0);
+    }
+
+    #[test]
+    fn tables_bound_from_above_between_orders() {
+        let c = RdpCurve::table(vec![2.0, 4.0], vec![1.0, 3.0]).unwrap();
+        assert_eq!(c.eval(1.5), 1.0);
+        assert_eq!(c.eval(3.0), 3.0);
+        assert_eq!(c.eval(5.0), f64::INFINITY);
+        let g = RdpCurve::linear(0.5).unwrap();
+        let both = c.compose(&g).compose(&g);
+        assert_eq!(both.eval(4.0), 3.0 + 4.0);
+        assert_eq!(g.times(3.0).unwrap().eval(2.0), 3.0);
+        assert!(RdpCurve::table(vec![2.0, 1.5], vec![1.0, 1.0]).is_err());
+        assert!(RdpCurve::table(vec![1.0], vec![1.0]).is_err());
+        assert!(RdpCurve::linear(f64::NAN).is_err());
+    }
+}
