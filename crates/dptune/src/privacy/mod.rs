@@ -8,6 +8,7 @@ pub mod convert;
 mod guarantee;
 mod ledger;
 mod rdp;
+pub mod repeat;
 
 pub use guarantee::{Bound, Guarantee, Neighbours, Release};
 pub use ledger::Ledger;

@@ -1,0 +1,327 @@
+//! The privacy cost of "repeat a private candidate a random number of times and release only
+//! the best" (private selection from private candidates).
+//!
+//! * Papernot & Steinke, "Hyperparameter Tuning with Rényi Differential Privacy", ICLR 2022,
+//!   arXiv 2110.03620 (v2): Theorem 2 (K ~ truncated negative binomial D_{η,γ}, RDP base),
+//!   Corollary 3 (pure base: (2+η)ε), Theorem 6 (K ~ Poisson(μ)). Numbering as cited by
+//!   dp_accounting 0.6.0, whose `_compute_rdp_repeat_and_select` this reproduces on the order
+//!   grid (THEORY.md §7.3, §7.6).
+//! * Liu & Talwar, "Private Selection from Private Candidates", STOC 2019, arXiv 1811.07971:
+//!   Algorithm 1 (known threshold, 2ε, Theorem 3.1) and Algorithm 2 (random stopping, 3ε = the
+//!   η = 1 case of Corollary 3). The approximate-DP Theorem 3.4 is not implemented: its exact
+//!   statement could not be verified (THEORY.md §6.2); use the RDP route or the truncation lemma.
+//!
+//! Preconditions common to all: the base mechanism releases (candidate, score) and is private
+//! *including the score* (THEORY.md §0.3); only the best run is released; the number of runs K is
+//! drawn independently of the data and is never released.
+
+use super::convert::{add_up, cks_log_delta_at, mul_up, round_up};
+use super::rdp::{default_orders, RdpCurve};
+use crate::error::{check_open_unit, check_positive, Error, Result};
+
+/// The distribution of the number of runs K.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Repeats {
+    /// K ~ Poisson(μ); K = 0 releases nothing (Papernot–Steinke Theorem 6).
+    Poisson {
+        /// The mean μ.
+        mean: f64,
+    },
+    /// K ~ D_{η,γ} on {1, 2, …} (Papernot–Steinke Definition 1): η = 0 logarithmic, η = 1
+    /// geometric (stop with probability γ after each run).
+    TruncatedNegativeBinomial {
+        /// The shape η ≥ 0.
+        eta: f64,
+        /// The parameter γ ∈ (0, 1).
+        gamma: f64,
+    },
+}
+
+/// E[K] of D_{η,γ} in dp_accounting's stable form 1/(γ·a·b), a = expm1(η ln γ)/(η ln γ),
+/// b = ln γ/(γ − 1) (THEORY.md §7.1).
+pub fn tnb_mean(eta: f64, gamma: f64) -> f64 {
+    let lg = gamma.ln();
+    let x = eta * lg;
+    let a = if x.abs() < 1e-8 {
+        1.0 + x / 2.0
+    } else {
+        x.exp_m1() / x
+    };
+    let b = lg / (gamma - 1.0);
+    1.0 / (gamma * a * b)
+}
+
+impl Repeats {
+    /// K ~ Poisson(mean), mean > 0.
+    pub fn poisson(mean: f64) -> Result<Self> {
+        check_positive("mean", mean)?;
+        Ok(Repeats::Poisson { mean })
+    }
+
+    /// K ~ D_{η,γ} with γ given directly.
+    pub fn tnb(eta: f64, gamma: f64) -> Result<Self> {
+        if !(eta.is_finite() && eta >= 0.0) {
+            return Err(Error::invalid(
+                "eta",
+                eta,
+                "the shape must be finite and >= 0",
+            ));
+        }
+        check_open_unit("gamma", gamma)?;
+        Ok(Repeats::TruncatedNegativeBinomial { eta, gamma })
+    }
+
+    /// K geometric on {1, 2, …}: stop with probability `gamma` after each run (E[K] = 1/γ).
+    pub fn geometric(gamma: f64) -> Result<Self> {
+        Self::tnb(1.0, gamma)
+    }
+
+    /// K ~ D_{η,γ} with γ chosen so that E[K] = `mean` (> 1). As in dp_accounting, γ is found by
+    /// bisection and the lower end is returned, so the realised mean is ≥ the target and
+    /// ln(1/γ) is over- rather than under-estimated; η = 1 gives γ = 1/mean exactly.
+    pub fn tnb_with_mean(eta: f64, mean: f64) -> Result<Self> {
+        if !(eta.is_finite() && eta >= 0.0) {
+            return Err(Error::invalid(
+                "eta",
+                eta,
+                "the shape must be finite and >= 0",
+            ));
+        }
+        if !(mean.is_finite() && mean > 1.0) {
+            return Err(Error::invalid(
+                "mean",
+                mean,
+                "a truncated negative binomial has mean > 1 (K >= 1 always)",
+            ));
+        }
+        if eta == 1.0 {
+            return Self::tnb(1.0, 1.0 / mean);
+        }
+        let (mut lo, mut hi) = (0.0f64, (2.0 * (eta + 1.0) / mean).min(1.0));
+        while hi > lo * (1.0 + 1e-9) {
+            let mid = 0.5 * (lo + hi);
+            // Ties go to the lower end, whose mean is >= the target.
+            if tnb_mean(eta, mid) < mean {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Self::tnb(eta, lo)
+    }
+
+    /// E[K].
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Repeats::Poisson { mean } => mean,
+            Repeats::TruncatedNegativeBinomial { eta, gamma } => tnb_mean(eta, gamma),
+        }
+    }
+}
+
+/// The RDP curve of the best of K runs of a base with RDP curve `base`, on `orders`
+/// (Papernot–Steinke Theorem 2 for D_{η,γ}, Theorem 6 for Poisson), as a table.
+///
+/// Theorem 2: ε′(λ) = ε(λ) + (1+η)(1 − 1/λ̂)ε(λ̂) + (1+η)ln(1/γ)/λ̂ + ln(E[K])/(λ − 1), with λ̂
+/// minimised over the orders, then made non-decreasing (Rényi divergence is monotone in the
+/// order). Theorem 6: ε′(λ) = ε(λ) + μ·δ̂ + ln(μ)/(λ − 1) with ε̂ = ln(1 + 1/(λ − 1)) (the largest
+/// admissible) and δ̂ the best (ε̂, δ̂) conversion of the base over all orders.
+pub fn repeat_rdp(base: &RdpCurve, repeats: &Repeats, orders: &[f64]) -> Result<RdpCurve> {
+    let eps: Vec<f64> = orders.iter().map(|&a| base.eval(a)).collect();
+    let values = match *repeats {
+        Repeats::TruncatedNegativeBinomial { eta, gamma } => {
+            let mean = tnb_mean(eta, gamma);
+            let log_inv_gamma = -gamma.ln();
+            let hat = orders
+                .iter()
+                .zip(&eps)
+                .map(|(&l, &e)| (1.0 - 1.0 / l) * e + log_inv_gamma / l)
+                .fold(f64::INFINITY, f64::min);
+            let c = mul_up(1.0 + eta, hat);
+            let mut v: Vec<f64> = orders
+                .iter()
+                .zip(&eps)
+                .map(|(&l, &e)| round_up(add_up(add_up(e, mean.ln() / (l - 1.0)), c)))
+                .collect();
+            for i in (0..v.len().saturating_sub(1)).rev() {
+                v[i] = v[i].min(v[i + 1]);
+            }
+            v
+        }
+        Repeats::Poisson { mean } => orders
+            .iter()
+            .zip(&eps)
+            .map(|(&l, &e)| {
+                let eps_hat = (1.0 / (l - 1.0)).ln_1p();
+                let log_delta_hat = orders
+                    .iter()
+                    .zip(&eps)
+                    .map(|(&a, &r)| cks_log_delta_at(a, r, eps_hat))
+                    .fold(f64::INFINITY, f64::min);
+                let delta_hat = round_up(log_delta_hat.exp().min(1.0));
+                round_up(add_up(
+                    add_up(e, mul_up(mean, delta_hat)),
+                    mean.ln() / (l - 1.0),
+                ))
+            })
+            .collect(),
+    };
+    RdpCurve::table(
+        orders.to_vec(),
+        values.into_iter().map(|v| v.max(0.0)).collect(),
+    )
+}
+
+/// [`repeat_rdp`] on dp_accounting's default order grid.
+pub fn repeat_rdp_default(base: &RdpCurve, repeats: &Repeats) -> Result<RdpCurve> {
+    repeat_rdp(base, repeats, &default_orders())
+}
+
+/// Papernot–Steinke Corollary 3: if the base is ε-DP and K ~ D_{η,γ}, the best of K runs is
+/// (2+η)ε-DP (η = 1: Liu–Talwar's 3ε; η = 0: 2ε). Poisson repetition has no pure-DP bound.
+pub fn repeat_pure(eps: f64, repeats: &Repeats) -> Result<f64> {
+    check_positive("epsilon", eps)?;
+    match *repeats {
+        Repeats::TruncatedNegativeBinomial { eta, .. } => Ok(mul_up(2.0 + eta, eps)),
+        Repeats::Poisson { .. } => Err(Error::Conversion {
+            from: "Poisson repetition of a pure-DP base".into(),
+            to: "pure DP".into(),
+            reason:
+                "Papernot-Steinke Theorem 6 has no pure-DP analogue; use an RDP or (eps, delta) \
+                     allowance, or truncated negative binomial repeats"
+                    .into(),
+        }),
+    }
+}
+
+/// Liu–Talwar Algorithm 1 (known threshold τ, stop probability γ, cap T) on an ε-DP base:
+/// Theorem 3.1(b) gives 2ε + ε₀, where ε₀ = 0 for T = ∞ and otherwise the smallest ε₀ ∈ (0, 1]
+/// with T ≥ max{(1/γ)·ln(2/ε₀), 1 + 1/(eγ)} (THEORY.md §6.1). A cap too small for any ε₀ ≤ 1 is
+/// refused.
+pub fn liu_talwar_threshold_pure(eps: f64, gamma: f64, cap: Option<u64>) -> Result<f64> {
+    check_positive("epsilon", eps)?;
+    if !(gamma > 0.0 && gamma <= 1.0) {
+        return Err(Error::invalid("gamma", gamma, "must lie in (0, 1]"));
+    }
+    let base = mul_up(2.0, eps);
+    let Some(t) = cap else { return Ok(base) };
+    let t = t as f64;
+    if t < 1.0 + 1.0 / (std::f64::consts::E * gamma) {
+        return Err(Error::invalid(
+            "cap",
+            t,
+            format!(
+                "Theorem 3.1(b) needs T >= 1 + 1/(e*gamma) = {:.3}",
+                1.0 + 1.0 / (std::f64::consts::E * gamma)
+            ),
+        ));
+    }
+    // T ≥ ln(2/ε₀)/γ  ⇔  ε₀ ≥ 2·exp(−γT).
+    let eps0 = round_up(2.0 * (-gamma * t).exp());
+    if eps0 > 1.0 {
+        return Err(Error::invalid(
+            "cap",
+            t,
+            "too small: Theorem 3.1(b) needs T >= ln(2)/gamma for eps0 <= 1",
+        ));
+    }
+    Ok(add_up(base, eps0))
+}
+
+/// The RDP curve of Liu–Talwar Algorithm 1 with geometric stopping γ (no cap) on a base with
+/// RDP curve ε(·): ε′(α) = ε(α) + ((α−2)/(α−1))·ε(α−1) + 2·ln(1/γ)/(α−1) for α > 2, ∞ otherwise
+/// (Papernot–Steinke Appendix C, Corollary 16, second inequality).
+pub fn liu_talwar_threshold_rdp(base: &RdpCurve, gamma: f64, orders: &[f64]) -> Result<RdpCurve> {
+    check_open_unit("gamma", gamma)?;
+    let values = orders
+        .iter()
+        .map(|&a| {
+            if a <= 2.0 {
+                f64::INFINITY
+            } else {
+                round_up(
+                    base.eval(a)
+                        + (a - 2.0) / (a - 1.0) * base.eval(a - 1.0)
+                        + 2.0 * (-gamma.ln()) / (a - 1.0),
+                )
+            }
+        })
+        .collect();
+    RdpCurve::table(orders.to_vec(), values)
+}
+
+/// The truncation lemma (THEORY.md §6.2, exact by coupling): if the untruncated algorithm is
+/// (ε, δ)-DP and the truncated one runs min(K, T) times, the truncated one is
+/// (ε, δ + (1 + e^ε)·P[K > T])-DP. Returns the new δ. For geometric K, P[K > T] = (1 − γ)^T.
+pub fn truncation_delta(eps: f64, delta: f64, tail_probability: f64) -> Result<f64> {
+    check_positive("epsilon", eps)?;
+    if !(0.0..=1.0).contains(&tail_probability) {
+        return Err(Error::invalid(
+            "tail_probability",
+            tail_probability,
+            "must lie in [0, 1]",
+        ));
+    }
+    Ok(add_up(
+        delta,
+        mul_up(add_up(1.0, eps.exp().next_up()), tail_probability),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::convert::rdp_epsilon;
+
+    #[test]
+    fn corollary_four_worked_number() {
+        // THEORY.md §7.5: ρ = 0.1, E[K] = 10, η = 0 ⇒ γ = 0.02692, minimum RDP 2.1622 at λ* = 5.8.
+        let r = Repeats::tnb_with_mean(0.0, 10.0).unwrap();
+        let Repeats::TruncatedNegativeBinomial { gamma, .. } = r else {
+            unreachable!()
+        };
+        assert!((gamma - 0.02692).abs() < 1e-5);
+        let out = repeat_rdp_default(&RdpCurve::linear(0.1).unwrap(), &r).unwrap();
+        let min = default_orders()
+            .iter()
+            .map(|&a| out.eval(a))
+            .fold(f64::INFINITY, f64::min);
+        assert!((2.16215..2.1660).contains(&min), "{min}");
+    }
+
+    #[test]
+    fn pure_and_liu_talwar_numbers() {
+        let g = Repeats::geometric(0.1).unwrap();
+        assert_eq!(repeat_pure(0.5, &g).unwrap(), 1.5);
+        assert!(repeat_pure(0.5, &Repeats::poisson(10.0).unwrap()).is_err());
+        assert_eq!(liu_talwar_threshold_pure(0.5, 0.01, None).unwrap(), 1.0);
+        // THEORY.md §6.1: γ = 0.01, ε₀ = 0.01 needs T ≥ 530.
+        let e = liu_talwar_threshold_pure(0.5, 0.01, Some(530)).unwrap();
+        assert!(e > 1.0 && e <= 1.01 + 1e-12, "{e}");
+        assert!(liu_talwar_threshold_pure(0.5, 0.01, Some(20)).is_err());
+        // §6.1 RDP test: base ε(α) = α/2, γ = 0.01 ⇒ ε′(4) = 6.0701; ε′(2) = ∞.
+        let c =
+            liu_talwar_threshold_rdp(&RdpCurve::linear(0.5).unwrap(), 0.01, &[2.0, 4.0]).unwrap();
+        assert!((c.eval(4.0) - 6.0701).abs() < 1e-4);
+        assert_eq!(c.eval(2.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn bad_repeat_parameters_are_refused() {
+        assert!(Repeats::tnb_with_mean(0.0, 1.0).is_err());
+        assert!(Repeats::tnb(-0.5, 0.1).is_err());
+        assert!(Repeats::geometric(1.0).is_err());
+        assert!(Repeats::geometric(0.0).is_err());
+        assert!(Repeats::poisson(0.0).is_err());
+        assert!(truncation_delta(1.0, 0.0, 1.5).is_err());
+    }
+
+    #[test]
+    fn geometric_of_gaussian_matches_table() {
+        // THEORY.md §7.8(b): z = 3, geometric μ = 10 ⇒ ε(1e-5) = 2.8773.
+        let base = RdpCurve::linear(1.0 / 18.0).unwrap();
+        let out = repeat_rdp_default(&base, &Repeats::tnb_with_mean(1.0, 10.0).unwrap()).unwrap();
+        let e = rdp_epsilon(&out, 1e-5).unwrap().eps;
+        assert!((e - 2.8773).abs() < 1e-4, "{e}");
+    }
+}
