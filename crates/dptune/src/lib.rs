@@ -16,5 +16,6 @@ pub mod error;
 pub mod noise;
 pub mod privacy;
 pub mod select;
+pub mod tune;
 
 pub use error::{Error, Result};

@@ -1,0 +1,9 @@
+//! Private selection from private candidates: search spaces, data splits, the Learner/Scorer
+//! traits, and the tuners (Liu–Talwar, Papernot–Steinke, exhaustive composition, split–tune–final)
+//! with non-private baselines clearly marked.
+
+pub mod space;
+pub mod split;
+
+pub use space::{Config, Domain, SearchSpace, Value};
+pub use split::{split_by_coin, Split};
