@@ -2,8 +2,12 @@
 //! traits, and the tuners (Liu–Talwar, Papernot–Steinke, exhaustive composition, split–tune–final)
 //! with non-private baselines clearly marked.
 
+pub mod candidate;
+pub mod cost;
 pub mod space;
 pub mod split;
 
+pub use candidate::{Candidate, Learner, PrivateCandidate, Records, RunResult, Scorer};
+pub use cost::{calibrate, exhaustive_share, tuning_cost, Method};
 pub use space::{Config, Domain, SearchSpace, Value};
 pub use split::{split_by_coin, Split};

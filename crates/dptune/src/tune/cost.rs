@@ -1,0 +1,240 @@
+//! What a whole tuning spends, given what one candidate run may spend, and the calibration of
+//! the per-run budget so that the whole tuning fits an outer allowance.
+//!
+//! The cost depends only on public inputs (the method, the distribution of the number of runs,
+//! the per-run allowance), never on the runs' outcomes, so it can be computed, checked and
+//! refused before anything runs (DESIGN.md rule 4).
+
+use crate::error::{Error, Result};
+use crate::privacy::convert::mul_up;
+use crate::privacy::repeat::{
+    liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_pure, repeat_rdp_default, Repeats,
+};
+use crate::privacy::{default_orders, Bound, Guarantee, Ledger, RdpCurve};
+
+/// How candidates are chosen and what the theorem behind it charges.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Method {
+    /// Run a random number K of candidates and release the best (Papernot–Steinke; with
+    /// geometric K this is Liu–Talwar Algorithm 2).
+    RepeatAndSelect(Repeats),
+    /// Liu–Talwar Algorithm 1: release the first candidate whose private score reaches
+    /// `threshold`, stopping with probability `gamma` after each run that does not.
+    Threshold {
+        /// The public threshold τ.
+        threshold: f64,
+        /// The stop probability γ ∈ (0, 1).
+        gamma: f64,
+    },
+    /// Every one of `runs` grid points, each under its share of the allowance; the best is
+    /// post-processing (THEORY.md §10).
+    Exhaustive {
+        /// The number of grid points.
+        runs: usize,
+    },
+}
+
+/// The tight RDP curve implied by a per-run allowance, for the repeat theorems.
+fn base_curve(per_run: &Guarantee) -> Result<RdpCurve> {
+    per_run.rdp_curve().ok_or_else(|| Error::Conversion {
+        from: per_run.to_string(),
+        to: "an RDP curve".into(),
+        reason: "private selection from private candidates needs a pure, zCDP or RDP per-run \
+                 allowance; an (eps, delta) base has no verified bound here"
+            .into(),
+    })
+}
+
+/// The guarantee of a whole tuning whose runs each spend at most `per_run`.
+pub fn tuning_cost(method: &Method, per_run: &Guarantee) -> Result<Guarantee> {
+    let n = per_run.neighbours();
+    match *method {
+        Method::RepeatAndSelect(repeats) => {
+            let rdp = Guarantee::rdp(repeat_rdp_default(&base_curve(per_run)?, &repeats)?, n);
+            match (per_run.pure_eps(), repeats) {
+                (Some(eps), Repeats::TruncatedNegativeBinomial { .. }) => {
+                    Guarantee::pure(repeat_pure(eps, &repeats)?, n)?.and(rdp)
+                }
+                _ => Ok(rdp),
+            }
+        }
+        Method::Threshold { gamma, .. } => {
+            let rdp = Guarantee::rdp(
+                liu_talwar_threshold_rdp(&base_curve(per_run)?, gamma, &default_orders())?,
+                n,
+            );
+            match per_run.pure_eps() {
+                Some(eps) => {
+                    Guarantee::pure(liu_talwar_threshold_pure(eps, gamma, None)?, n)?.and(rdp)
+                }
+                None => Ok(rdp),
+            }
+        }
+        Method::Exhaustive { runs } => {
+            if runs == 0 {
+                return Err(Error::invalid(
+                    "runs",
+                    0,
+                    "an exhaustive search needs a grid point",
+                ));
+            }
+            let mut total = per_run.clone();
+            for _ in 1..runs {
+                total = total.compose(per_run)?;
+            }
+            Ok(total)
+        }
+    }
+}
+
+/// The share of `outer` that each of `runs` exhaustive runs may spend: the native additive
+/// parameters divided by `runs` (ε and δ; ε; ρ; an RDP curve pointwise), rounded down so that
+/// `runs` shares never exceed the whole.
+pub fn exhaustive_share(outer: &Guarantee, runs: usize) -> Result<Guarantee> {
+    if runs == 0 {
+        return Err(Error::invalid(
+            "runs",
+            0,
+            "an exhaustive search needs a grid point",
+        ));
+    }
+    let m = runs as f64;
+    let down = |x: f64| {
+        let s = x / m;
+        if mul_up(s, m) > x {
+            s.next_down()
+        } else {
+            s
+        }
+    };
+    let n = outer.neighbours();
+    match outer.bounds() {
+        [Bound::Pure { eps }] => Guarantee::pure(down(*eps), n),
+        [Bound::Approx { eps, delta }] => Guarantee::approx(down(*eps), down(*delta), n),
+        [Bound::Zcdp { rho }] => Guarantee::zcdp(down(*rho), n),
+        [Bound::Rdp(curve)] => {
+            let orders = default_orders();
+            let values = orders.iter().map(|&a| down(curve.eval(a))).collect();
+            Ok(Guarantee::rdp(RdpCurve::table(orders, values)?, n))
+        }
+        _ => Err(Error::invalid(
+            "allowance",
+            outer,
+            "an allowance is a single bound",
+        )),
+    }
+}
+
+/// True when `cost` fits within `outer`.
+pub fn fits(outer: &Guarantee, cost: &Guarantee) -> Result<bool> {
+    match Ledger::new(outer.clone())?.charge(cost) {
+        Ok(()) => Ok(true),
+        Err(Error::BudgetExceeded { .. }) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Finds the largest per-run parameter `t` in `[low, high]` (by bisection to a relative
+/// precision of 1e-9, rounded toward `low`) such that the whole tuning under the per-run
+/// guarantee `family(t)` fits `outer`. `family` must spend more as `t` grows (e.g. t = ρ, or
+/// t = 1/σ). Fails with [`Error::NoRelease`] before anything runs if even `family(low)` does not
+/// fit: the selection overhead alone exceeds the allowance.
+pub fn calibrate(
+    outer: &Guarantee,
+    method: &Method,
+    family: impl Fn(f64) -> Result<Guarantee>,
+    low: f64,
+    high: f64,
+) -> Result<(f64, Guarantee)> {
+    if !(low > 0.0 && low < high && high.is_finite()) {
+        return Err(Error::invalid(
+            "range",
+            format!("[{low}, {high}]"),
+            "need 0 < low < high",
+        ));
+    }
+    let cost_at = |t: f64| -> Result<bool> { fits(outer, &tuning_cost(method, &family(t)?)?) };
+    if !cost_at(low)? {
+        return Err(Error::NoRelease {
+            reason: format!(
+                "the selection overhead alone exceeds the allowance {outer}: even the smallest \
+                 per-run budget does not fit"
+            ),
+        });
+    }
+    if cost_at(high)? {
+        return Ok((high, family(high)?));
+    }
+    let (mut lo, mut hi) = (low, high);
+    while hi > lo * (1.0 + 1e-9) {
+        let mid = (lo * hi).sqrt();
+        if cost_at(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok((lo, family(lo)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::Neighbours::AddRemove;
+
+    #[test]
+    fn pure_base_costs_follow_corollary_three_and_liu_talwar() {
+        let run = Guarantee::pure(0.5, AddRemove).unwrap();
+        let geo = Method::RepeatAndSelect(Repeats::geometric(0.1).unwrap());
+        assert_eq!(tuning_cost(&geo, &run).unwrap().pure_eps(), Some(1.5));
+        let thr = Method::Threshold {
+            threshold: 0.0,
+            gamma: 0.1,
+        };
+        assert_eq!(tuning_cost(&thr, &run).unwrap().pure_eps(), Some(1.0));
+        let ex = Method::Exhaustive { runs: 10 };
+        assert_eq!(tuning_cost(&ex, &run).unwrap().pure_eps(), Some(5.0));
+        let pois = Method::RepeatAndSelect(Repeats::poisson(10.0).unwrap());
+        assert_eq!(tuning_cost(&pois, &run).unwrap().pure_eps(), None);
+        let approx = Guarantee::approx(1.0, 1e-6, AddRemove).unwrap();
+        assert!(matches!(
+            tuning_cost(&geo, &approx),
+            Err(Error::Conversion { .. })
+        ));
+    }
+
+    #[test]
+    fn calibration_fits_the_allowance_tightly() {
+        let outer = Guarantee::approx(4.0, 1e-5, AddRemove).unwrap();
+        let m = Method::RepeatAndSelect(Repeats::tnb_with_mean(0.0, 10.0).unwrap());
+        let (rho, per_run) =
+            calibrate(&outer, &m, |r| Guarantee::zcdp(r, AddRemove), 1e-9, 100.0).unwrap();
+        let spent = tuning_cost(&m, &per_run).unwrap().epsilon(1e-5).unwrap();
+        assert!(spent <= 4.0 && spent > 3.99, "spent {spent} at rho {rho}");
+        // A tiny allowance is refused before anything runs: overhead ln(E[K]) dominates.
+        let tiny = Guarantee::approx(0.001, 1e-5, AddRemove).unwrap();
+        let r = calibrate(&tiny, &m, |r| Guarantee::zcdp(r, AddRemove), 1e-12, 100.0);
+        assert!(matches!(r, Err(Error::NoRelease { .. })));
+        // Pure outer allowance with geometric repeats: per-run ε = total / 3.
+        let (eps, _) = calibrate(
+            &Guarantee::pure(1.5, AddRemove).unwrap(),
+            &Method::RepeatAndSelect(Repeats::geometric(0.05).unwrap()),
+            |e| Guarantee::pure(e, AddRemove),
+            1e-9,
+            10.0,
+        )
+        .unwrap();
+        assert!((eps - 0.5).abs() < 1e-8, "{eps}");
+    }
+
+    #[test]
+    fn exhaustive_shares_never_exceed_the_whole() {
+        let outer = Guarantee::approx(1.0, 1e-5, AddRemove).unwrap();
+        let share = exhaustive_share(&outer, 3).unwrap();
+        let total = tuning_cost(&Method::Exhaustive { runs: 3 }, &share).unwrap();
+        assert!(fits(&outer, &total).unwrap());
+        let z = exhaustive_share(&Guarantee::zcdp(0.3, AddRemove).unwrap(), 7).unwrap();
+        assert!(z.zcdp_rho().unwrap() * 7.0 <= 0.3);
+        assert!(exhaustive_share(&outer, 0).is_err());
+    }
+}
