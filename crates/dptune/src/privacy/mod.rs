@@ -5,9 +5,11 @@
 //! truth.
 
 pub mod convert;
+pub mod gaussian;
 mod guarantee;
 mod ledger;
 mod rdp;
+pub mod subsampled;
 
 pub use guarantee::{Bound, Guarantee, Neighbours, Release};
 pub use ledger::Ledger;
