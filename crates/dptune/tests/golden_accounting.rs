@@ -381,7 +381,8 @@ fn golden_dpsgd_rdp() {
 #[test]
 fn golden_cases_checked_per_section() {
     let g = golden();
-    let runs: [(&str, fn(&Value) -> usize, usize); 7] = [
+    type Section = (&'static str, fn(&Value) -> usize, usize);
+    let runs: [Section; 7] = [
         ("gaussian_rdp_curve", gaussian_rdp_curve, 3),
         ("gaussian_eps", gaussian_eps, 7),
         ("zcdp_to_dp", zcdp_to_dp, 11),
