@@ -132,8 +132,8 @@ fn bisect_up(ok: impl Fn(f64) -> bool, mut lo: f64, mut hi: f64) -> f64 {
 /// Prop. 1.6) and (α, ρα)-RDP (Mironov 2017, arXiv 1702.07476, Table 2). Preconditions: σ and
 /// Δ finite > 0. Rounded up.
 pub fn gaussian_rho(sigma: f64, sensitivity: f64) -> Result<f64> {
-    check_positive("sigma", sigma)?;
     check_positive("sensitivity", sensitivity)?;
+    check_positive("sigma", sigma)?;
     let r = sensitivity / sigma;
     let r = if sigma.mul_add(r, -sensitivity) < 0.0 {
         r.next_up()
@@ -156,8 +156,8 @@ pub fn gaussian_curve(sigma: f64, sensitivity: f64) -> Result<RdpCurve> {
 /// condition; the upper end is returned (rounded up). Preconditions: σ, Δ finite > 0,
 /// δ ∈ (0, 1).
 pub fn gaussian_epsilon(sigma: f64, sensitivity: f64, delta: f64) -> Result<f64> {
-    check_positive("sigma", sigma)?;
     check_positive("sensitivity", sensitivity)?;
+    check_positive("sigma", sigma)?;
     check_delta_open(delta)?;
     let s = multiplier_down(sigma, sensitivity);
     let target = delta.ln();
