@@ -130,12 +130,32 @@ fn check_orders(orders: &[f64]) -> Result<()> {
     }
 }
 
-/// Minimises `f` over `orders`; returns (index, value) of the first minimum (∞ if none finite).
-fn grid_min(orders: &[f64], f: impl Fn(f64) -> f64) -> (usize, f64) {
+/// Minimises `g(α, ε(α))` over `orders`, where `g` is non-decreasing in ε; returns (index,
+/// value) of the first minimum (∞ if none is finite). Orders where the curve is costly to
+/// evaluate are visited last and skipped when `g` at a lower bound of ε(α) already cannot beat
+/// the best value (same result as evaluating everything).
+fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(f64, f64) -> f64) -> (usize, f64) {
     let mut best = (0, f64::INFINITY);
+    let better = |v: f64, i: usize, best: (usize, f64)| v < best.1 || (v == best.1 && i < best.0);
+    let mut deferred = Vec::new();
     for (i, &a) in orders.iter().enumerate() {
-        let v = f(a);
-        if v < best.1 {
+        match curve.lower_bound_if_costly(a) {
+            Some(lb) => deferred.push((g(a, lb), i)),
+            None => {
+                let v = g(a, curve.eval(a));
+                if better(v, i, best) {
+                    best = (i, v);
+                }
+            }
+        }
+    }
+    deferred.sort_by(|x, y| x.0.total_cmp(&y.0));
+    for (lb, i) in deferred {
+        if lb > best.1 {
+            break;
+        }
+        let v = g(orders[i], curve.eval(orders[i]));
+        if better(v, i, best) {
             best = (i, v);
         }
     }
@@ -151,7 +171,7 @@ fn golden_section(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> (f64, f64
     let mut x2 = lo + INV_PHI * (hi - lo);
     let (mut f1, mut f2) = (f(x1), f(x2));
     for _ in 0..60 {
-        if hi - lo <= 1e-10 * hi {
+        if hi - lo <= 1e-7 * hi {
             break;
         }
         if f1 <= f2 {
@@ -193,7 +213,7 @@ fn bracket(orders: &[f64], i: usize) -> (f64, f64) {
 pub fn rdp_epsilon_on(curve: &RdpCurve, delta: f64, orders: &[f64]) -> Result<EpsAtOrder> {
     check_rdp_delta(delta)?;
     check_orders(orders)?;
-    let (i, eps) = grid_min(orders, |a| cks_epsilon_at(a, curve.eval(a), delta));
+    let (i, eps) = grid_min(curve, orders, |a, r| cks_epsilon_at(a, r, delta));
     Ok(EpsAtOrder {
         eps: round_up(eps.max(0.0)),
         order: if eps.is_finite() { orders[i] } else { f64::NAN },
@@ -211,7 +231,7 @@ pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
     check_rdp_delta(delta)?;
     let orders = search_orders(curve);
     let f = |a: f64| cks_epsilon_at(a, curve.eval(a), delta);
-    let (i, mut eps) = grid_min(&orders, f);
+    let (i, mut eps) = grid_min(curve, &orders, |a, r| cks_epsilon_at(a, r, delta));
     let mut order = if eps.is_finite() { orders[i] } else { f64::NAN };
     if curve.is_closed_form() && eps.is_finite() && eps > 0.0 {
         let (lo, hi) = bracket(&orders, i);
@@ -232,7 +252,7 @@ pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
 pub fn rdp_delta_on(curve: &RdpCurve, eps: f64, orders: &[f64]) -> Result<f64> {
     check_non_negative("epsilon", eps)?;
     check_orders(orders)?;
-    let (_, log_delta) = grid_min(orders, |a| cks_log_delta_at(a, curve.eval(a), eps));
+    let (_, log_delta) = grid_min(curve, orders, |a, r| cks_log_delta_at(a, r, eps));
     Ok(round_up(log_delta.exp().min(1.0)))
 }
 
@@ -244,7 +264,7 @@ pub fn rdp_delta(curve: &RdpCurve, eps: f64) -> Result<f64> {
     check_non_negative("epsilon", eps)?;
     let orders = search_orders(curve);
     let f = |a: f64| cks_log_delta_at(a, curve.eval(a), eps);
-    let (i, mut log_delta) = grid_min(&orders, f);
+    let (i, mut log_delta) = grid_min(curve, &orders, |a, r| cks_log_delta_at(a, r, eps));
     if curve.is_closed_form() && log_delta.is_finite() && log_delta < 0.0 {
         let (lo, hi) = bracket(&orders, i);
         log_delta = log_delta.min(golden_section(f, lo, hi).1);

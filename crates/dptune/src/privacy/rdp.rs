@@ -163,6 +163,28 @@ impl RdpCurve {
             .fold(0.0, |acc, (c, p)| add_up(acc, mul_up(*c, p.eval(alpha))))
     }
 
+    /// `None` when [`RdpCurve::eval`] is cheap at `alpha`; otherwise a cheap lower bound on
+    /// ε(α), used by conversions to skip orders that cannot win. The only costly part is the
+    /// subsampled Gaussian at fractional orders (quadrature); Rényi divergence is
+    /// non-decreasing in the order, so its value at ⌊α⌋ (exact binomial sum) bounds it below.
+    pub(crate) fn lower_bound_if_costly(&self, alpha: f64) -> Option<f64> {
+        let costly = |p: &RdpPart| matches!(p, RdpPart::SubsampledGaussian { q, .. } if *q < 1.0 && alpha.fract() != 0.0);
+        if !self.terms.iter().any(|(_, p)| costly(p)) {
+            return None;
+        }
+        let floor = alpha.floor();
+        Some(self.terms.iter().fold(0.0, |acc, (c, p)| {
+            let v = if !costly(p) {
+                p.eval(alpha)
+            } else if floor >= 2.0 {
+                p.eval(floor)
+            } else {
+                0.0
+            };
+            acc + c * v
+        }))
+    }
+
     /// True when every part can be evaluated at any continuous order.
     pub fn is_closed_form(&self) -> bool {
         self.terms.iter().all(|(_, p)| p.is_closed_form())
