@@ -66,10 +66,8 @@ impl RdpPart {
             RdpPart::SubsampledGaussian { q, z } => subsampled::rdp_unchecked(*q, *z, alpha),
             RdpPart::Table { orders, values } => {
                 // The first tabulated order ≥ α bounds ε(α) from above.
-                match orders.iter().position(|&o| o >= alpha) {
-                    Some(i) => values[i],
-                    None => f64::INFINITY,
-                }
+                let i = orders.partition_point(|&o| o < alpha);
+                values.get(i).copied().unwrap_or(f64::INFINITY)
             }
         }
     }
