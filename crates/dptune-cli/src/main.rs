@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod account;
 mod report;
 
 use report::{Failure, Report};
@@ -23,10 +24,15 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Privacy accounting: Gaussian, DP-SGD, zCDP.
+    Account(account::AccountArgs),
+}
 
 fn run(command: Command) -> Result<Report, Failure> {
-    match command {}
+    match command {
+        Command::Account(args) => account::run(args),
+    }
 }
 
 fn main() -> ExitCode {

@@ -3,7 +3,11 @@
 //!
 //! * RDP → (ε, δ): Canonne, Kamath & Steinke 2020 (arXiv 2004.00010) Prop. 12 as implemented by
 //!   dp_accounting's `compute_epsilon` / `compute_delta` (THEORY.md §12.3).
-//! * zCDP → (ε, δ): the same bound applied to the curve ρα (THEORY.md §12.2).
+//!   Closed-form curves are optimised over continuous orders (grid, then golden-section
+//!   refinement); tabulated curves stay on their orders. `*_on` variants use exactly the
+//!   orders given (to reproduce dp_accounting on its grid).
+//! * zCDP → (ε, δ): the same bound applied to the curve ρα, at the optimal continuous order from
+//!   its stationarity condition (THEORY.md §12.2).
 //! * pure → zCDP: ε-DP implies ε²/2-zCDP (Bun & Steinke 2016, arXiv 1605.02065, Prop. 1.4).
 
 use crate::error::{check_delta, check_non_negative, check_positive, Error, Result};
@@ -100,9 +104,7 @@ fn search_orders(curve: &RdpCurve) -> Vec<f64> {
     orders
 }
 
-/// The smallest ε such that the curve implies (ε, δ)-DP, minimised over dp_accounting's default
-/// grid and the curve's own tabulated orders.
-pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
+fn check_rdp_delta(delta: f64) -> Result<()> {
     check_delta("delta", delta)?;
     if delta == 0.0 {
         return Err(Error::invalid(
@@ -111,43 +113,230 @@ pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
             "an RDP curve implies (eps, delta)-DP only for delta > 0",
         ));
     }
-    let mut best = EpsAtOrder {
-        eps: f64::INFINITY,
-        order: f64::NAN,
-    };
-    for alpha in search_orders(curve) {
-        let e = cks_epsilon_at(alpha, curve.eval(alpha), delta);
-        if e < best.eps {
-            best = EpsAtOrder {
-                eps: e,
-                order: alpha,
-            };
-        }
-    }
-    best.eps = round_up(best.eps.max(0.0));
-    Ok(best)
+    Ok(())
 }
 
-/// The smallest δ such that the curve implies (ε, δ)-DP (dp_accounting `compute_delta`).
-pub fn rdp_delta(curve: &RdpCurve, eps: f64) -> Result<f64> {
+fn check_orders(orders: &[f64]) -> Result<()> {
+    if orders.is_empty() {
+        return Err(Error::invalid("orders", "[]", "need at least one order"));
+    }
+    match orders.iter().find(|o| !(o.is_finite() && **o > 1.0)) {
+        Some(o) => Err(Error::invalid(
+            "orders",
+            o,
+            "every order must be finite and > 1",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Minimises `g(α, ε(α))` over `orders`, where `g` is non-decreasing in ε; returns (index,
+/// value) of the first minimum (∞ if none is finite). Orders where the curve is costly to
+/// evaluate are visited last and skipped when `g` at a lower bound of ε(α) already cannot beat
+/// the best value (same result as evaluating everything).
+fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(f64, f64) -> f64) -> (usize, f64) {
+    let mut best = (0, f64::INFINITY);
+    let better = |v: f64, i: usize, best: (usize, f64)| v < best.1 || (v == best.1 && i < best.0);
+    let mut deferred = Vec::new();
+    for (i, &a) in orders.iter().enumerate() {
+        match curve.lower_bound_if_costly(a) {
+            Some(lb) => deferred.push((g(a, lb), i)),
+            None => {
+                let v = g(a, curve.eval(a));
+                if better(v, i, best) {
+                    best = (i, v);
+                }
+            }
+        }
+    }
+    deferred.sort_by(|x, y| x.0.total_cmp(&y.0));
+    for (lb, i) in deferred {
+        if lb > best.1 {
+            break;
+        }
+        let v = g(orders[i], curve.eval(orders[i]));
+        if better(v, i, best) {
+            best = (i, v);
+        }
+    }
+    best
+}
+
+/// Golden-section search for a minimum of `f` on [lo, hi] (interior points only). Returns the
+/// best point evaluated and its value. Any point is a valid order, so the caller may take the
+/// minimum with the grid result whatever the shape of `f`.
+fn golden_section(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> (f64, f64) {
+    const INV_PHI: f64 = 0.618_033_988_749_894_8;
+    let mut x1 = hi - INV_PHI * (hi - lo);
+    let mut x2 = lo + INV_PHI * (hi - lo);
+    let (mut f1, mut f2) = (f(x1), f(x2));
+    for _ in 0..60 {
+        if hi - lo <= 1e-7 * hi {
+            break;
+        }
+        if f1 <= f2 {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - INV_PHI * (hi - lo);
+            f1 = f(x1);
+        } else {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + INV_PHI * (hi - lo);
+            f2 = f(x2);
+        }
+    }
+    if f1 <= f2 {
+        (x1, f1)
+    } else {
+        (x2, f2)
+    }
+}
+
+/// The bracket around grid index `i` for continuous refinement: the neighbouring grid orders,
+/// (1.01, ·] below the first and [·, 2·last] above the last.
+fn bracket(orders: &[f64], i: usize) -> (f64, f64) {
+    let lo = if i == 0 {
+        1.01f64.next_up()
+    } else {
+        orders[i - 1]
+    };
+    let hi = orders.get(i + 1).copied().unwrap_or(2.0 * orders[i]);
+    (lo, hi)
+}
+
+/// The smallest ε such that the curve implies (ε, δ)-DP by CKS20 Prop. 12 (arXiv 2004.00010;
+/// THEORY.md §12.3), minimised over exactly the given `orders` (dp_accounting
+/// `compute_epsilon`). Preconditions: δ ∈ (0, 1), orders finite and > 1. Rounded up.
+pub fn rdp_epsilon_on(curve: &RdpCurve, delta: f64, orders: &[f64]) -> Result<EpsAtOrder> {
+    check_rdp_delta(delta)?;
+    check_orders(orders)?;
+    let (i, eps) = grid_min(curve, orders, |a, r| cks_epsilon_at(a, r, delta));
+    Ok(EpsAtOrder {
+        eps: round_up(eps.max(0.0)),
+        order: if eps.is_finite() { orders[i] } else { f64::NAN },
+    })
+}
+
+/// The smallest ε such that the curve implies (ε, δ)-DP by CKS20 Prop. 12 (arXiv 2004.00010;
+/// THEORY.md §12.3). First minimised over dp_accounting's default grid and the curve's own
+/// tabulated orders; then, for closed-form curves ([`RdpCurve::is_closed_form`]), refined over
+/// continuous orders by golden-section search between the grid neighbours of the best grid
+/// order. Returns min(grid, refined), so it is never worse than dp_accounting's default-grid
+/// answer, and (every order giving a valid bound) never below the continuous optimum.
+/// Tabulated curves stay on their orders. Precondition: δ ∈ (0, 1). Rounded up.
+pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
+    check_rdp_delta(delta)?;
+    let orders = search_orders(curve);
+    let f = |a: f64| cks_epsilon_at(a, curve.eval(a), delta);
+    let (i, mut eps) = grid_min(curve, &orders, |a, r| cks_epsilon_at(a, r, delta));
+    let mut order = if eps.is_finite() { orders[i] } else { f64::NAN };
+    if curve.is_closed_form() && eps.is_finite() && eps > 0.0 {
+        let (lo, hi) = bracket(&orders, i);
+        let (a, e) = golden_section(f, lo, hi);
+        if e < eps {
+            (eps, order) = (e, a);
+        }
+    }
+    Ok(EpsAtOrder {
+        eps: round_up(eps.max(0.0)),
+        order,
+    })
+}
+
+/// The smallest δ such that the curve implies (ε, δ)-DP (dp_accounting `compute_delta`, CKS20
+/// Prop. 12 with the Bretagnolle–Huber term; THEORY.md §12.3), minimised over exactly the given
+/// `orders`. Preconditions: ε finite ≥ 0, orders finite and > 1. Rounded up, capped at 1.
+pub fn rdp_delta_on(curve: &RdpCurve, eps: f64, orders: &[f64]) -> Result<f64> {
     check_non_negative("epsilon", eps)?;
-    let log_delta = search_orders(curve)
-        .into_iter()
-        .map(|a| cks_log_delta_at(a, curve.eval(a), eps))
-        .fold(f64::INFINITY, f64::min);
+    check_orders(orders)?;
+    let (_, log_delta) = grid_min(curve, orders, |a, r| cks_log_delta_at(a, r, eps));
     Ok(round_up(log_delta.exp().min(1.0)))
 }
 
-/// ε(δ) of a ρ-zCDP mechanism by the CKS bound.
-pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
-    check_positive("rho", rho)?;
-    Ok(rdp_epsilon(&RdpCurve::linear(rho)?, delta)?.eps)
+/// The smallest δ such that the curve implies (ε, δ)-DP (CKS20 Prop. 12, arXiv 2004.00010, as in
+/// dp_accounting `compute_delta`): minimised over the default grid and tabulated orders, then,
+/// for closed-form curves, refined over continuous orders as in [`rdp_epsilon`].
+/// Precondition: ε finite ≥ 0. Rounded up, capped at 1.
+pub fn rdp_delta(curve: &RdpCurve, eps: f64) -> Result<f64> {
+    check_non_negative("epsilon", eps)?;
+    let orders = search_orders(curve);
+    let f = |a: f64| cks_log_delta_at(a, curve.eval(a), eps);
+    let (i, mut log_delta) = grid_min(curve, &orders, |a, r| cks_log_delta_at(a, r, eps));
+    if curve.is_closed_form() && log_delta.is_finite() && log_delta < 0.0 {
+        let (lo, hi) = bracket(&orders, i);
+        log_delta = log_delta.min(golden_section(f, lo, hi).1);
+    }
+    Ok(round_up(log_delta.exp().min(1.0)))
 }
 
-/// δ(ε) of a ρ-zCDP mechanism by the CKS bound.
+/// Bisection for the root of an increasing function on [lo, hi] (to float resolution).
+fn bisect_increasing(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if f(mid) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// ε(δ) of a ρ-zCDP mechanism by the optimal CKS bound (Canonne, Kamath & Steinke 2020,
+/// arXiv 2004.00010, Prop. 12 applied to the curve ρα; THEORY.md §12.2): the order α* solving
+/// ρ(α−1)² = ln(1/(αδ)) is found by bisection (restricted to α > 1.01 like OpenDP), and the
+/// result is min(bound at α*, bound on the default grid). Preconditions: ρ finite > 0,
+/// δ ∈ (0, 1). Rounded up.
+pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
+    Ok(zcdp_epsilon_at_order(rho, delta)?.eps)
+}
+
+/// [`zcdp_epsilon`] together with the optimal order α*.
+pub fn zcdp_epsilon_at_order(rho: f64, delta: f64) -> Result<EpsAtOrder> {
+    check_positive("rho", rho)?;
+    check_rdp_delta(delta)?;
+    let curve = RdpCurve::linear(rho)?;
+    let grid = rdp_epsilon_on(&curve, delta, &default_orders())?;
+    let ln_delta = delta.ln();
+    let stationarity = |a: f64| rho * (a - 1.0) * (a - 1.0) + a.ln() + ln_delta;
+    let hi = 2.0 + (-ln_delta / rho).sqrt();
+    let alpha = bisect_increasing(stationarity, 1.0, hi).max(1.01f64.next_up());
+    let e = round_up(cks_epsilon_at(alpha, mul_up(rho, alpha), delta).max(0.0));
+    Ok(if e < grid.eps {
+        EpsAtOrder {
+            eps: e,
+            order: alpha,
+        }
+    } else {
+        grid
+    })
+}
+
+/// δ(ε) of a ρ-zCDP mechanism by the optimal CKS bound (arXiv 2004.00010, Prop. 12 on the curve
+/// ρα; THEORY.md §12.2): δ = inf_α exp((α−1)(αρ − ε))·(1 − 1/α)^α/(α − 1); the minimiser solves
+/// (2α−1)ρ − ε + ln(1 − 1/α) = 0 and is found by bisection on α ∈ (1.01, (ε+1)/(2ρ) + 2]
+/// (as OpenDP). Returns min(bound at α*, bound on the default grid). Preconditions: ρ finite
+/// > 0, ε finite ≥ 0. Rounded up, capped at 1.
 pub fn zcdp_delta(rho: f64, eps: f64) -> Result<f64> {
     check_positive("rho", rho)?;
-    rdp_delta(&RdpCurve::linear(rho)?, eps)
+    check_non_negative("epsilon", eps)?;
+    let curve = RdpCurve::linear(rho)?;
+    let grid = rdp_delta_on(&curve, eps, &default_orders())?;
+    let stationarity = |a: f64| (2.0 * a - 1.0) * rho - eps + (-1.0 / a).ln_1p();
+    let hi = (eps + 1.0) / (2.0 * rho) + 2.0;
+    let alpha = bisect_increasing(stationarity, 1.0, hi).max(1.01f64.next_up());
+    let d = round_up(
+        cks_log_delta_at(alpha, mul_up(rho, alpha), eps)
+            .exp()
+            .min(1.0),
+    );
+    Ok(d.min(grid))
 }
 
 /// ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4).
@@ -167,7 +356,7 @@ mod tests {
         // §1.4: 20 EMs at ε₀ = 0.5 are 0.625-zCDP, ε(1e-5) = 5.378 (continuous; the grid is
         // within 3e-4 relative above).
         let e = zcdp_epsilon(0.625, 1e-5).unwrap();
-        assert!((5.3777..5.3795).contains(&e), "{e}");
+        assert!((5.37767..5.3795).contains(&e), "{e}");
         assert!(rdp_epsilon(&RdpCurve::linear(1.0).unwrap(), 0.0).is_err());
         assert!(zcdp_epsilon(-1.0, 1e-5).is_err());
         assert_eq!(pure_to_zcdp(1.0).unwrap(), 0.5);

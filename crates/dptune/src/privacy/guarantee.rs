@@ -153,14 +153,25 @@ impl Guarantee {
     }
 
     /// An RDP curve implied by this guarantee: an explicit curve if there is one, else the zCDP
-    /// line.
+    /// line, except that a pure ε bound gives the tight curve of ε-DP ([`RdpPart::PureDp`],
+    /// Bun & Steinke 2016 Prop. 3.3) whenever that curve is pointwise below the line, i.e. when
+    /// ρ ≥ ε·tanh(ε/2) (the curve's supremum of ε(α)/α, reached as α → 1).
+    ///
+    /// [`RdpPart::PureDp`]: super::rdp::RdpPart::PureDp
     pub fn rdp_curve(&self) -> Option<RdpCurve> {
-        self.bounds
-            .iter()
-            .find_map(|b| match b {
-                Bound::Rdp(c) => Some(c.clone()),
-                _ => None,
+        let explicit = self.bounds.iter().find_map(|b| match b {
+            Bound::Rdp(c) => Some(c.clone()),
+            _ => None,
+        });
+        let pure = self
+            .pure_eps()
+            .filter(|&eps| {
+                self.zcdp_rho()
+                    .is_some_and(|rho| rho >= eps * (eps / 2.0).tanh())
             })
+            .and_then(|eps| RdpCurve::pure_dp(eps).ok());
+        explicit
+            .or(pure)
             .or_else(|| self.zcdp_rho().and_then(|rho| RdpCurve::linear(rho).ok()))
     }
 

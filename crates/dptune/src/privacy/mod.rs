@@ -5,10 +5,12 @@
 //! truth.
 
 pub mod convert;
+pub mod gaussian;
 mod guarantee;
 mod ledger;
 mod rdp;
 pub mod repeat;
+pub mod subsampled;
 
 pub use guarantee::{Bound, Guarantee, Neighbours, Release};
 pub use ledger::Ledger;

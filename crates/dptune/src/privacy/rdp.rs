@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use super::convert::{add_up, mul_up};
+use super::subsampled;
 use crate::error::{check_positive, Error, Result};
 
 /// DEFAULT_RDP_ORDERS of dp_accounting 0.6.0: 1.1, 1.2, …, 10.9, then 11, 12, …, 63, then 128,
@@ -28,6 +30,25 @@ pub enum RdpPart {
         /// The zCDP parameter ρ.
         rho: f64,
     },
+    /// The tight RDP curve of an ε-DP mechanism (Bun & Steinke 2016, arXiv 1605.02065,
+    /// Prop. 3.3; closed form as in Steinke's 2024 note on pure DP ⇒ RDP): the Rényi divergence
+    /// of randomized response,
+    /// ε(α) = (1/(α−1))·ln((sinh(αε) − sinh((α−1)ε))/sinh(ε)),
+    /// evaluated as ε + [ln(1 + e^{−(2α−1)ε}) − ln(1 + e^{−ε})]/(α−1) (no overflow).
+    /// It is ≤ min(ε, ε·tanh(ε/2)·α) pointwise.
+    PureDp {
+        /// The pure ε (> 0, finite).
+        eps: f64,
+    },
+    /// One step of the Poisson-subsampled Gaussian mechanism under add/remove-one (Mironov,
+    /// Talwar & Zhang 2019, arXiv 1908.10530; THEORY.md §13): sampling rate `q` ∈ (0, 1],
+    /// noise multiplier `z` > 0. Evaluated by [`subsampled::subsampled_gaussian_rdp`].
+    SubsampledGaussian {
+        /// Poisson sampling rate q ∈ (0, 1].
+        q: f64,
+        /// Noise multiplier z = σ / L2-sensitivity.
+        z: f64,
+    },
     /// ε(α) tabulated on increasing orders (values upper-bounded between orders, see module doc).
     Table {
         /// Increasing orders, all > 1.
@@ -40,13 +61,13 @@ pub enum RdpPart {
 impl RdpPart {
     fn eval(&self, alpha: f64) -> f64 {
         match self {
-            RdpPart::Linear { rho } => rho * alpha,
+            RdpPart::Linear { rho } => mul_up(*rho, alpha),
+            RdpPart::PureDp { eps } => pure_dp_rdp(*eps, alpha),
+            RdpPart::SubsampledGaussian { q, z } => subsampled::rdp_unchecked(*q, *z, alpha),
             RdpPart::Table { orders, values } => {
                 // The first tabulated order ≥ α bounds ε(α) from above.
-                match orders.iter().position(|&o| o >= alpha) {
-                    Some(i) => values[i],
-                    None => f64::INFINITY,
-                }
+                let i = orders.partition_point(|&o| o < alpha);
+                values.get(i).copied().unwrap_or(f64::INFINITY)
             }
         }
     }
@@ -54,6 +75,14 @@ impl RdpPart {
     fn is_closed_form(&self) -> bool {
         !matches!(self, RdpPart::Table { .. })
     }
+}
+
+/// Tight RDP of ε-DP at order α > 1 (see [`RdpPart::PureDp`]), rounded up by one ulp and
+/// capped at ε (the max-divergence bound).
+fn pure_dp_rdp(eps: f64, alpha: f64) -> f64 {
+    let num = (-(2.0 * alpha - 1.0) * eps).exp().ln_1p() - (-eps).exp().ln_1p();
+    let r = eps + num / (alpha - 1.0);
+    crate::privacy::convert::round_up(r.max(0.0)).min(eps)
 }
 
 /// An RDP curve: the sum of `count × part` over its terms.
@@ -67,6 +96,19 @@ impl RdpCurve {
     pub fn linear(rho: f64) -> Result<Self> {
         check_positive("rho", rho)?;
         Ok(Self::from_part(RdpPart::Linear { rho }))
+    }
+
+    /// The tight RDP curve of an ε-DP mechanism ([`RdpPart::PureDp`]).
+    pub fn pure_dp(eps: f64) -> Result<Self> {
+        check_positive("epsilon", eps)?;
+        Ok(Self::from_part(RdpPart::PureDp { eps }))
+    }
+
+    /// One step of the Poisson-subsampled Gaussian ([`RdpPart::SubsampledGaussian`]); use
+    /// [`RdpCurve::times`] for several steps. `q` must lie in (0, 1], `z` be finite and > 0.
+    pub fn subsampled_gaussian(q: f64, z: f64) -> Result<Self> {
+        subsampled::check_q_z(q, z)?;
+        Ok(Self::from_part(RdpPart::SubsampledGaussian { q, z }))
     }
 
     /// A tabulated curve. Orders must be finite, > 1 and strictly increasing; values must be
@@ -114,7 +156,31 @@ impl RdpCurve {
 
     /// ε(α), or +∞ where the curve gives no finite bound. `alpha` must be > 1.
     pub fn eval(&self, alpha: f64) -> f64 {
-        self.terms.iter().map(|(c, p)| c * p.eval(alpha)).sum()
+        self.terms
+            .iter()
+            .fold(0.0, |acc, (c, p)| add_up(acc, mul_up(*c, p.eval(alpha))))
+    }
+
+    /// `None` when [`RdpCurve::eval`] is cheap at `alpha`; otherwise a cheap lower bound on
+    /// ε(α), used by conversions to skip orders that cannot win. The only costly part is the
+    /// subsampled Gaussian at fractional orders (quadrature); Rényi divergence is
+    /// non-decreasing in the order, so its value at ⌊α⌋ (exact binomial sum) bounds it below.
+    pub(crate) fn lower_bound_if_costly(&self, alpha: f64) -> Option<f64> {
+        let costly = |p: &RdpPart| matches!(p, RdpPart::SubsampledGaussian { q, .. } if *q < 1.0 && alpha.fract() != 0.0);
+        if !self.terms.iter().any(|(_, p)| costly(p)) {
+            return None;
+        }
+        let floor = alpha.floor();
+        Some(self.terms.iter().fold(0.0, |acc, (c, p)| {
+            let v = if !costly(p) {
+                p.eval(alpha)
+            } else if floor >= 2.0 {
+                p.eval(floor)
+            } else {
+                0.0
+            };
+            acc + c * v
+        }))
     }
 
     /// True when every part can be evaluated at any continuous order.
@@ -187,5 +253,24 @@ mod tests {
         assert!(RdpCurve::table(vec![2.0, 1.5], vec![1.0, 1.0]).is_err());
         assert!(RdpCurve::table(vec![1.0], vec![1.0]).is_err());
         assert!(RdpCurve::linear(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn pure_dp_curve_is_randomized_response() {
+        // Golden rdp2dp_pure_dp_eps1_tight_*: the curve at ε = 1.
+        let c = RdpCurve::pure_dp(1.0).unwrap();
+        for (a, v) in [
+            (1.25, 0.5526063618581181),
+            (1.5, 0.6273326470494996),
+            (1.75, 0.6875040623657692),
+        ] {
+            assert!((c.eval(a) - v).abs() <= 1e-13 * v, "{a}: {}", c.eval(a));
+        }
+        // Direct sinh form at a moderate order.
+        let (a, e) = (3.0f64, 0.7f64);
+        let direct = (((a * e).sinh() - ((a - 1.0) * e).sinh()) / e.sinh()).ln() / (a - 1.0);
+        assert!((RdpCurve::pure_dp(e).unwrap().eval(a) - direct).abs() < 1e-14);
+        assert!(c.eval(1e6) <= 1.0);
+        assert!(RdpCurve::pure_dp(0.0).is_err());
     }
 }

@@ -1,0 +1,84 @@
+//! Per-call timing of the accounting functions, for `bench/accounting/run.sh`.
+//!
+//! Usage: `account_timing <case> <repeats> <args...>` with case one of
+//! `dpsgd Q Z STEPS DELTA`, `zcdp RHO DELTA`, `rdp_table RHO DELTA`, `sigma EPS DELTA`.
+//! Prints one JSON object: {"case", "eps" (or "sigma"), "us_per_call", "repeats"}.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use dptune::privacy::convert::{rdp_epsilon, zcdp_epsilon};
+use dptune::privacy::gaussian::gaussian_sigma;
+use dptune::privacy::subsampled::{dpsgd_curve, dpsgd_epsilon_grid};
+use dptune::privacy::{default_orders, RdpCurve};
+
+fn time(repeats: u32, mut f: impl FnMut() -> dptune::Result<f64>) -> dptune::Result<(f64, f64)> {
+    let value = f()?;
+    let start = Instant::now();
+    for _ in 0..repeats {
+        black_box(f()?);
+    }
+    Ok((
+        value,
+        start.elapsed().as_secs_f64() * 1e6 / f64::from(repeats),
+    ))
+}
+
+fn run(args: &[String]) -> Result<String, String> {
+    let num = |i: usize| -> Result<f64, String> {
+        args.get(i)
+            .ok_or(format!("missing argument {i}"))?
+            .parse::<f64>()
+            .map_err(|e| format!("argument {i}: {e}"))
+    };
+    let case = args.first().ok_or("missing case")?.as_str();
+    let repeats = num(1)?.max(1.0) as u32;
+    let r = match case {
+        "dpsgd" => {
+            let (q, z, steps, delta) = (num(2)?, num(3)?, num(4)? as u64, num(5)?);
+            time(repeats, || {
+                Ok(rdp_epsilon(&dpsgd_curve(q, z, steps)?, delta)?.eps)
+            })
+        }
+        "dpsgd_grid" => {
+            let (q, z, steps, delta) = (num(2)?, num(3)?, num(4)? as u64, num(5)?);
+            time(repeats, || Ok(dpsgd_epsilon_grid(q, z, steps, delta)?.eps))
+        }
+        "zcdp" => {
+            let (rho, delta) = (num(2)?, num(3)?);
+            time(repeats, || zcdp_epsilon(rho, delta))
+        }
+        "rdp_table" => {
+            let (rho, delta) = (num(2)?, num(3)?);
+            let orders = default_orders();
+            let values = orders.iter().map(|a| rho * a).collect();
+            let curve = RdpCurve::table(orders, values).map_err(|e| e.to_string())?;
+            time(repeats, || Ok(rdp_epsilon(&curve, delta)?.eps))
+        }
+        "sigma" => {
+            let (eps, delta) = (num(2)?, num(3)?);
+            time(repeats, || gaussian_sigma(eps, delta, 1.0))
+        }
+        other => return Err(format!("unknown case {other}")),
+    }
+    .map_err(|e| e.to_string())?;
+    Ok(format!(
+        "{{\"case\": \"{case}\", \"value\": {:.17e}, \"us_per_call\": {:.6}, \"repeats\": {repeats}}}",
+        r.0, r.1
+    ))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

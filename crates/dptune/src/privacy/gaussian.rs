@@ -1,0 +1,317 @@
+//! Accounting for the Gaussian mechanism f(D) + N(0, σ²I) with L2 sensitivity Δ (THEORY.md §11).
+//!
+//! * zCDP / RDP: ρ = Δ²/(2σ²), ε(α) = ρα (Bun & Steinke 2016, arXiv 1605.02065, Prop. 1.6;
+//!   Mironov 2017, arXiv 1702.07476, Table 2).
+//! * Exact (ε, δ): the analytic Gaussian mechanism (Balle & Wang 2018, arXiv 1805.06530,
+//!   Thm. 8), in both directions, evaluated in log space so that δ down to 1e-300 is handled.
+//! * [`classic_gaussian_sigma`] (Dwork & Roth 2014, Thm. A.1) is a labelled comparison only.
+
+use super::convert::{mul_up, round_up};
+use super::guarantee::{Guarantee, Neighbours};
+use super::rdp::RdpCurve;
+use crate::error::{check_positive, Error, Result};
+
+/// Continued fraction y + (1/2)/(y + (2/2)/(y + (3/2)/(y + …))) (modified Lentz), for y ≥ 2:
+/// erfc(y) = e^{−y²}/(√π · cf(y)) (Abramowitz & Stegun 7.1.14).
+fn erfc_continued_fraction(y: f64) -> f64 {
+    let tiny = 1e-300;
+    let mut f = y;
+    let (mut c, mut d) = (f, 0.0);
+    for n in 1..500 {
+        let a = n as f64 / 2.0;
+        d = y + a * d;
+        d = if d == 0.0 { 1.0 / tiny } else { 1.0 / d };
+        c = y + a / c;
+        if c == 0.0 {
+            c = tiny;
+        }
+        let delta = c * d;
+        f *= delta;
+        if (delta - 1.0).abs() < 1e-16 {
+            break;
+        }
+    }
+    f
+}
+
+/// erf(y) for |y| < 2 by the series (2/√π)e^{−y²} Σ 2ⁿ y^{2n+1}/(2n+1)!! (A&S 7.1.6; all
+/// terms of one sign, no cancellation).
+fn erf_series(y: f64) -> f64 {
+    let y2 = y * y;
+    let mut term = y;
+    let mut sum = y;
+    for n in 1..200 {
+        term *= 2.0 * y2 / (2 * n + 1) as f64;
+        sum += term;
+        if term.abs() <= 1e-17 * sum.abs() {
+            break;
+        }
+    }
+    std::f64::consts::FRAC_2_SQRT_PI * (-y2).exp() * sum
+}
+
+/// ln erfc(y) for y ≥ 2 (no underflow); `y_sq` = y², passed in so that callers can compute it
+/// without the rounding of y.
+fn log_erfc_large(y: f64, y_sq: f64) -> f64 {
+    -y_sq - 0.5 * std::f64::consts::PI.ln() - erfc_continued_fraction(y).ln()
+}
+
+/// ln Φ(x) for the standard normal CDF, accurate to ~1e-15 relative in both tails and without
+/// underflow (δ down to 1e-300 and far below): a continued fraction for the tails, the erf
+/// series in the middle.
+pub fn log_ndtr(x: f64) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
+    }
+    // Φ(x) = erfc(y)/2 with y = −x/√2.
+    let y = -x / std::f64::consts::SQRT_2;
+    let y_sq = 0.5 * x * x;
+    if y >= 2.0 {
+        log_erfc_large(y, y_sq) - std::f64::consts::LN_2
+    } else if y > -2.0 {
+        (0.5 * (1.0 - erf_series(y))).ln()
+    } else {
+        (-0.5 * log_erfc_large(-y, y_sq).exp()).ln_1p()
+    }
+}
+
+/// ln δ(ε) of the Gaussian mechanism with noise multiplier s = σ/Δ (Balle & Wang 2018,
+/// arXiv 1805.06530, Thm. 8): δ = Φ(1/(2s) − εs) − e^ε Φ(−1/(2s) − εs). −∞ when δ ≤ 0.
+fn log_delta_analytic(s: f64, eps: f64) -> f64 {
+    let a = 0.5 / s;
+    let b = eps * s;
+    let first = log_ndtr(a - b);
+    let d = eps + log_ndtr(-a - b) - first;
+    if d >= 0.0 {
+        f64::NEG_INFINITY
+    } else {
+        first + (-d.exp_m1()).ln()
+    }
+}
+
+fn check_delta_open(delta: f64) -> Result<f64> {
+    if delta > 0.0 && delta < 1.0 {
+        Ok(delta)
+    } else {
+        Err(Error::invalid(
+            "delta",
+            delta,
+            "must lie in (0, 1) (the Gaussian mechanism is never (eps, 0)-DP)",
+        ))
+    }
+}
+
+/// σ/Δ rounded down (a smaller noise multiplier only makes ε and δ larger).
+fn multiplier_down(sigma: f64, sensitivity: f64) -> f64 {
+    let s = sigma / sensitivity;
+    if sensitivity.mul_add(s, -sigma) > 0.0 {
+        s.next_down()
+    } else {
+        s
+    }
+}
+
+/// Bisects to float resolution; `ok(x)` is monotone false→true on [lo, hi] with ok(hi) true.
+/// Returns the smallest float found with `ok` true.
+fn bisect_up(ok: impl Fn(f64) -> bool, mut lo: f64, mut hi: f64) -> f64 {
+    for _ in 0..2000 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// ρ = Δ²/(2σ²): the Gaussian mechanism is ρ-zCDP (Bun & Steinke 2016, arXiv 1605.02065,
+/// Prop. 1.6) and (α, ρα)-RDP (Mironov 2017, arXiv 1702.07476, Table 2). Preconditions: σ and
+/// Δ finite > 0. Rounded up.
+pub fn gaussian_rho(sigma: f64, sensitivity: f64) -> Result<f64> {
+    check_positive("sensitivity", sensitivity)?;
+    check_positive("sigma", sigma)?;
+    let r = sensitivity / sigma;
+    let r = if sigma.mul_add(r, -sensitivity) < 0.0 {
+        r.next_up()
+    } else {
+        r
+    };
+    // mul_up never returns 0 for positive factors, so ρ > 0 even if r² underflows.
+    Ok(mul_up(mul_up(r, r), 0.5))
+}
+
+/// The RDP curve ε(α) = α·Δ²/(2σ²) of the Gaussian mechanism (Mironov 2017, arXiv 1702.07476,
+/// Table 2). Preconditions as in [`gaussian_rho`].
+pub fn gaussian_curve(sigma: f64, sensitivity: f64) -> Result<RdpCurve> {
+    RdpCurve::linear(gaussian_rho(sigma, sensitivity)?)
+}
+
+/// The exact ε(δ) of the Gaussian mechanism with standard deviation σ and L2 sensitivity Δ: the
+/// smallest ε ≥ 0 with Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ (Balle & Wang 2018,
+/// arXiv 1805.06530, Thm. 8, an iff). Bisection in ε to float resolution on the log-space
+/// condition; the upper end is returned (rounded up). Preconditions: σ, Δ finite > 0,
+/// δ ∈ (0, 1).
+pub fn gaussian_epsilon(sigma: f64, sensitivity: f64, delta: f64) -> Result<f64> {
+    check_positive("sensitivity", sensitivity)?;
+    check_positive("sigma", sigma)?;
+    check_delta_open(delta)?;
+    let s = multiplier_down(sigma, sensitivity);
+    let target = delta.ln();
+    let ok = |e: f64| log_delta_analytic(s, e) <= target;
+    if ok(0.0) {
+        return Ok(0.0);
+    }
+    let mut hi = 1.0;
+    while !ok(hi) {
+        hi *= 2.0;
+        if hi > 1e300 {
+            return Err(Error::Numerical {
+                what: "gaussian_epsilon",
+                reason: format!("no finite epsilon found for sigma/sensitivity = {s}"),
+            });
+        }
+    }
+    Ok(round_up(bisect_up(ok, 0.0, hi)))
+}
+
+/// The smallest σ for which the Gaussian mechanism with L2 sensitivity Δ is (ε, δ)-DP, by the
+/// analytic calibration of Balle & Wang 2018 (arXiv 1805.06530, Thm. 8; THEORY.md §11.1):
+/// bisection on σ/Δ to float resolution, log-space condition, σ rounded up. Preconditions:
+/// ε, Δ finite > 0, δ ∈ (0, 1).
+pub fn gaussian_sigma(eps: f64, delta: f64, sensitivity: f64) -> Result<f64> {
+    check_positive("epsilon", eps)?;
+    check_delta_open(delta)?;
+    check_positive("sensitivity", sensitivity)?;
+    let target = delta.ln();
+    let ok = |s: f64| log_delta_analytic(s, eps) <= target;
+    let (mut lo, mut hi) = (0.5, 1.0);
+    while !ok(hi) {
+        (lo, hi) = (hi, hi * 2.0);
+        if hi > 1e300 {
+            return Err(Error::Numerical {
+                what: "gaussian_sigma",
+                reason: "no finite sigma found".into(),
+            });
+        }
+    }
+    while ok(lo) {
+        (lo, hi) = (lo * 0.5, lo);
+        if lo < 1e-300 {
+            return Err(Error::Numerical {
+                what: "gaussian_sigma",
+                reason: "sigma underflows".into(),
+            });
+        }
+    }
+    let s = bisect_up(ok, lo, hi);
+    check_positive("sigma", mul_up(s, sensitivity))
+}
+
+/// **Comparison only, not a calibration dptune uses**: the classic σ = Δ·√(2 ln(1.25/δ))/ε of
+/// Dwork & Roth 2014 (The Algorithmic Foundations of DP, Thm. A.1), proven only for ε ∈ (0, 1)
+/// and looser than [`gaussian_sigma`]. Returned for any ε > 0 so that it can be printed next to
+/// the analytic σ; check `eps < 1` before calling it a guarantee. Preconditions: ε, Δ finite > 0,
+/// δ ∈ (0, 1).
+pub fn classic_gaussian_sigma(eps: f64, delta: f64, sensitivity: f64) -> Result<f64> {
+    check_positive("epsilon", eps)?;
+    check_delta_open(delta)?;
+    check_positive("sensitivity", sensitivity)?;
+    Ok(round_up(
+        sensitivity * (2.0 * (1.25 / delta).ln()).sqrt() / eps,
+    ))
+}
+
+/// The guarantee of one Gaussian mechanism with standard deviation σ and L2 sensitivity Δ:
+/// ρ-zCDP with ρ = Δ²/(2σ²) and, when `delta` is given, also the exact (ε(δ), δ)-DP bound of
+/// Balle & Wang 2018 (arXiv 1805.06530, Thm. 8), both holding at once.
+pub fn gaussian_guarantee(
+    sigma: f64,
+    sensitivity: f64,
+    neighbours: Neighbours,
+    delta: Option<f64>,
+) -> Result<Guarantee> {
+    let g = Guarantee::zcdp(gaussian_rho(sigma, sensitivity)?, neighbours)?;
+    match delta {
+        None => Ok(g),
+        Some(d) => {
+            let eps = gaussian_epsilon(sigma, sensitivity, d)?;
+            if eps > 0.0 {
+                g.and(Guarantee::approx(eps, d, neighbours)?)
+            } else {
+                Ok(g)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_ndtr_tails() {
+        assert!((log_ndtr(0.0) - 0.5f64.ln()).abs() < 1e-15);
+        // Φ(−10) = 7.619853024160527e-24.
+        // Reference values of Φ (50-digit).
+        for (x, v) in [
+            (-1.0, 0.15865525393145705),
+            (-3.0, 1.3498980316300946e-3),
+            (-5.0, 2.866515718791939e-7),
+            (-8.0, 6.220960574271784e-16),
+            (-10.0, 7.619853024160526e-24),
+            (-20.0, 2.7536241186062336e-89),
+            (1.0, 0.8413447460685429),
+        ] {
+            let p = log_ndtr(x).exp();
+            assert!((p - v).abs() <= 1e-14 * v, "{x}: {p:e} vs {v:e}");
+        }
+        // Continuity across the switch at y = 2.
+        let x0 = -2.0 * std::f64::consts::SQRT_2;
+        let (a, b) = (log_ndtr(x0.next_up()), log_ndtr(x0.next_down()));
+        assert!((a - b).abs() < 1e-13, "{a} {b}");
+        assert!(log_ndtr(-1e5).is_finite());
+        assert!(log_ndtr(40.0) <= 0.0);
+    }
+
+    #[test]
+    fn worked_numbers_from_theory() {
+        // THEORY.md §11.1.
+        for (eps, delta, sigma) in [
+            (1.0, 1e-5, 3.7306),
+            (0.5, 1e-6, 8.0576),
+            (4.0, 1e-5, 1.0812),
+        ] {
+            let s = gaussian_sigma(eps, delta, 1.0).unwrap();
+            assert!((s - sigma).abs() < 1e-4, "{s}");
+            let e = gaussian_epsilon(s, 1.0, delta).unwrap();
+            assert!((e - eps).abs() < 1e-9 * eps, "{e}");
+        }
+        let c = classic_gaussian_sigma(1.0, 1e-5, 1.0).unwrap();
+        assert!((c - 4.844805262605389).abs() < 1e-14);
+        assert_eq!(gaussian_rho(1.0, 1.0).unwrap(), 0.5);
+        // Tiny δ does not underflow.
+        let s = gaussian_sigma(1.0, 1e-300, 1.0).unwrap();
+        assert!(s.is_finite() && s > 30.0, "{s}");
+        let e = gaussian_epsilon(1.0, 1.0, 1e-300).unwrap();
+        assert!(e.is_finite() && e > 30.0, "{e}");
+    }
+
+    #[test]
+    fn bad_input_names_the_parameter() {
+        let name = |r: Result<f64>| match r {
+            Err(Error::InvalidParameter { name, .. }) => name,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(name(gaussian_epsilon(-1.0, 1.0, 1e-5)), "sigma");
+        assert_eq!(name(gaussian_epsilon(1.0, f64::NAN, 1e-5)), "sensitivity");
+        assert_eq!(name(gaussian_epsilon(1.0, 1.0, 0.0)), "delta");
+        assert_eq!(name(gaussian_epsilon(1.0, 1.0, 1.5)), "delta");
+        assert_eq!(name(gaussian_sigma(0.0, 1e-5, 1.0)), "epsilon");
+        assert_eq!(name(gaussian_sigma(f64::INFINITY, 1e-5, 1.0)), "epsilon");
+        assert_eq!(name(gaussian_rho(0.0, 1.0)), "sigma");
+    }
+}
