@@ -176,8 +176,7 @@ mod tests {
             &mut rng,
             &[f64::NAN],
             0.5,
-            0.0,
-            1.0,
+            unit,
             11,
             1.0,
             Neighbours::AddRemove
