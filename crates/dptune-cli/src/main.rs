@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod report;
+mod select;
 
 use report::{Failure, Report};
 
@@ -23,10 +24,15 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Choose among scored candidates privately.
+    Select(select::SelectArgs),
+}
 
 fn run(command: Command) -> Result<Report, Failure> {
-    match command {}
+    match command {
+        Command::Select(args) => select::run(args),
+    }
 }
 
 fn main() -> ExitCode {
