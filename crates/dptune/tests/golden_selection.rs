@@ -349,3 +349,89 @@ fn minimize_selects_the_smallest() {
         ExponentialMechanism::new(&losses, Goal::Maximize, s, 50.0, Neighbours::AddRemove).unwrap();
     assert_eq!(em.select(&mut rng).value, 2);
 }
+
+#[test]
+fn bad_inputs_are_typed_errors() {
+    use dptune::select::{GaussianArgmax, L2Sensitivity, Mechanism};
+    use dptune::Error;
+    let s = Sensitivity::general(1.0).unwrap();
+    let named = |e: Error, name: &str| match e {
+        Error::InvalidParameter { name: n, .. } => assert_eq!(n, name),
+        other => panic!("expected InvalidParameter({name}), got {other}"),
+    };
+    for bad in [
+        vec![],
+        vec![1.0],
+        vec![0.0, f64::NAN],
+        vec![0.0, f64::INFINITY],
+    ] {
+        named(
+            ExponentialMechanism::new(&bad, Goal::Maximize, s, 1.0, Neighbours::AddRemove)
+                .unwrap_err(),
+            "scores",
+        );
+        named(
+            PermuteAndFlip::new(&bad, Goal::Maximize, s, 1.0, Neighbours::AddRemove).unwrap_err(),
+            "scores",
+        );
+    }
+    named(Sensitivity::general(0.0).unwrap_err(), "sensitivity");
+    named(Sensitivity::general(-1.0).unwrap_err(), "sensitivity");
+    named(
+        ExponentialMechanism::new(&[1.0, 2.0], Goal::Maximize, s, 0.0, Neighbours::AddRemove)
+            .unwrap_err(),
+        "epsilon",
+    );
+    named(
+        NoisyTopK::new(
+            &[1.0, 2.0],
+            Goal::Maximize,
+            s,
+            1.0,
+            3,
+            TopKMethod::Gumbel,
+            Neighbours::AddRemove,
+        )
+        .unwrap_err(),
+        "k",
+    );
+    named(
+        GaussianArgmax::new(
+            &[1.0, 2.0],
+            Goal::Maximize,
+            s,
+            L2Sensitivity::General,
+            1.0,
+            None,
+            Neighbours::AddRemove,
+        )
+        .unwrap_err(),
+        "delta",
+    );
+    named(
+        GeneralizedExponential::new(
+            &[1.0, 2.0],
+            Goal::Maximize,
+            &[1.0],
+            1.0,
+            0.1,
+            Neighbours::AddRemove,
+        )
+        .unwrap_err(),
+        "sensitivities",
+    );
+    named(
+        Mechanism::SparseVector.as_selection().unwrap_err(),
+        "mechanism",
+    );
+    // −∞ marks a candidate that can never win; +∞ when minimising.
+    let em = ExponentialMechanism::new(
+        &[1.0, f64::INFINITY, 0.0],
+        Goal::Minimize,
+        s,
+        1.0,
+        Neighbours::AddRemove,
+    )
+    .unwrap();
+    assert_eq!(em.probabilities()[1], 0.0);
+}
