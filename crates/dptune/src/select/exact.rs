@@ -17,7 +17,7 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 
 use crate::error::{Error, Result};
-use crate::noise::{bernoulli_exp, bernoulli_exp_u64, SecureRng};
+use crate::noise::{bernoulli_exp, SecureRng};
 
 /// Saturation bound of snapped scores.
 const SATURATE: i128 = 1 << 120;
@@ -231,6 +231,18 @@ impl Rate {
     }
 }
 
+/// Bernoulli(exp(−1)) exactly: CKS20 Alg. 1 with γ = 1, where Bernoulli(1/K) is one uniform
+/// draw below K (the K = 1 step always succeeds and draws nothing).
+#[inline]
+fn bernoulli_exp_minus_one(rng: &mut SecureRng) -> bool {
+    let mut k: u64 = 2;
+    while rng.below_u64(k) == 0 {
+        k += 1;
+    }
+    // The loop stopped at the first failure, K = k; success iff K is odd.
+    k % 2 == 1
+}
+
 /// Bernoulli(exp(−num/den)) exactly for 128-bit num, den (den > 0). CKS20 Alg. 1, with
 /// Bernoulli(γ/K) drawn as Bernoulli(γ) ∧ Bernoulli(1/K) so that nothing overflows.
 pub(crate) fn bernoulli_exp_wide(rng: &mut SecureRng, num: u128, den: u128) -> bool {
@@ -238,7 +250,7 @@ pub(crate) fn bernoulli_exp_wide(rng: &mut SecureRng, num: u128, den: u128) -> b
     let rem = num % den;
     let mut i = 0u128;
     while i < whole {
-        if !bernoulli_exp_u64(rng, 1, 1) {
+        if !bernoulli_exp_minus_one(rng) {
             return false;
         }
         i += 1;
@@ -265,7 +277,7 @@ pub(crate) fn discrete_laplace(rng: &mut SecureRng, s: u128, t: u128) -> i128 {
             continue;
         }
         let mut v: u128 = 0;
-        while bernoulli_exp_u64(rng, 1, 1) {
+        while bernoulli_exp_minus_one(rng) {
             v += 1;
         }
         let x = u.saturating_add(t.saturating_mul(v));
@@ -330,6 +342,16 @@ mod tests {
         }
         let g = Grid::for_delta(0.005, 40);
         assert!(g.delta_steps > 1 << 40 && g.delta_steps <= (1 << 41) + 1);
+    }
+
+    #[test]
+    fn exp_minus_one() {
+        let mut rng = SecureRng::seeded(9);
+        let n = 200_000;
+        let hits = (0..n).filter(|_| bernoulli_exp_minus_one(&mut rng)).count();
+        let p = (-1.0f64).exp();
+        let se = (p * (1.0 - p) / n as f64).sqrt();
+        assert!((hits as f64 / n as f64 - p).abs() < 5.0 * se);
     }
 
     #[test]
