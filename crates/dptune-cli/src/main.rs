@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod account;
 mod report;
+mod select;
 
 use report::{Failure, Report};
 
@@ -27,11 +28,14 @@ struct Cli {
 enum Command {
     /// Privacy accounting: Gaussian, DP-SGD, zCDP.
     Account(account::AccountArgs),
+    /// Choose among scored candidates privately.
+    Select(select::SelectArgs),
 }
 
 fn run(command: Command) -> Result<Report, Failure> {
     match command {
         Command::Account(args) => account::run(args),
+        Command::Select(args) => select::run(args),
     }
 }
 

@@ -1,1 +1,296 @@
-//! placeholder
+//! Choosing among scored candidates privately (DESIGN.md, "select/").
+//!
+//! One small module per mechanism; each has a validating constructor, returns a
+//! [`Release`](crate::privacy::Release) with the [`Guarantee`](crate::privacy::Guarantee) it
+//! spent, and has a `select_charged` path that charges a [`Ledger`](crate::privacy::Ledger)
+//! *before* any noise is drawn.
+//!
+//! | mechanism | module | charge |
+//! |---|---|---|
+//! | exponential mechanism (exact rejection) | [`exponential`] | ε pure and ε²/8 zCDP |
+//! | report-noisy-max, Gumbel noise (= EM) | [`gumbel`] | ε pure and ε²/8 zCDP |
+//! | report-noisy-max, Laplace noise | [`laplace`] | ε pure |
+//! | permute-and-flip (= exponential noise) | [`permute_flip`] | ε pure |
+//! | Gaussian argmax (L2 calibration) | [`gaussian`] | (ε, δ) and ρ-zCDP |
+//! | generalized EM | [`gem`] | ε pure |
+//! | noisy top-k | [`top_k`] | k·ε pure (and k·ε²/8 zCDP for Gumbel) |
+//! | sparse vector (its own mechanism) | [`sparse_vector`] | ε₁ + ε₂ pure |
+//! | noisy summary statistics | [`summary`] | per statistic |
+//!
+//! **Common conventions.**
+//! * Scores: higher is better; [`Goal::Minimize`] negates them.
+//! * Bad input is an error naming the parameter: empty score vectors, a single candidate (there
+//!   is nothing private to choose; release it without a mechanism), NaN, +∞ (−∞ when
+//!   minimising), a non-positive sensitivity.
+//! * −∞ (+∞ when minimising) marks a candidate that **can never win**: it is selected with
+//!   probability 0. Excluding a candidate must not depend on the private data (a
+//!   data-dependent filter before selection is not DP, THEORY.md §15); at least one candidate
+//!   must be finite.
+//! * Exactness: scores are snapped to a power-of-two grid with the rounding charged as a
+//!   slightly larger range (see `exact.rs`); sampling is exact integer arithmetic (THEORY.md
+//!   §14.4). `probabilities()` are the exact probabilities of the implemented (snapped)
+//!   mechanism, which differ from the textbook closed form by a relative error of order
+//!   2^−40·ε·(u_max − u_min)/R.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+mod exact;
+pub mod exponential;
+pub mod gaussian;
+pub mod gem;
+pub mod gumbel;
+pub mod laplace;
+pub mod permute_flip;
+mod quadrature;
+mod sensitivity;
+pub mod sparse_vector;
+pub mod summary;
+pub mod top_k;
+
+pub use exponential::ExponentialMechanism;
+pub use gaussian::{GaussianArgmax, L2Sensitivity};
+pub use gem::GeneralizedExponential;
+pub use gumbel::GumbelMax;
+pub use laplace::LaplaceNoisyMax;
+pub use permute_flip::PermuteAndFlip;
+pub use sensitivity::{Goal, Sensitivity};
+pub use sparse_vector::SparseVector;
+pub use top_k::{NoisyTopK, TopKMethod};
+
+use exact::{Grid, EXCLUDED};
+
+/// Grid resolution: a per-candidate sensitivity Δ spans 2^GRID_BITS to 2^(GRID_BITS+1) steps.
+const GRID_BITS: i32 = 40;
+
+/// The selection mechanisms by name (as used by the CLI's `--mechanism`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mechanism {
+    /// [`ExponentialMechanism`].
+    Exponential,
+    /// [`GumbelMax`].
+    Gumbel,
+    /// [`LaplaceNoisyMax`].
+    Laplace,
+    /// [`PermuteAndFlip`].
+    PermuteAndFlip,
+    /// [`GaussianArgmax`].
+    Gaussian,
+    /// [`GeneralizedExponential`].
+    Gem,
+    /// [`NoisyTopK`].
+    TopK,
+    /// Not a selection mechanism: see [`sparse_vector`]. Asking for it is refused by
+    /// [`Mechanism::as_selection`].
+    SparseVector,
+}
+
+impl Mechanism {
+    /// Names accepted by [`FromStr`].
+    pub const NAMES: [&'static str; 8] = [
+        "exponential",
+        "gumbel",
+        "laplace",
+        "permute-and-flip",
+        "gaussian",
+        "gem",
+        "top-k",
+        "sparse-vector",
+    ];
+
+    /// Checks that this is a selection mechanism. The sparse vector technique answers a
+    /// different question (the first scores above a threshold, with its own accounting) and is
+    /// refused with an error pointing to [`sparse_vector::SparseVector`].
+    pub fn as_selection(self) -> Result<Self> {
+        if self == Mechanism::SparseVector {
+            return Err(Error::invalid(
+                "mechanism",
+                "sparse-vector",
+                "the sparse vector technique is not a selection mechanism: it reports which \
+                 scores exceed a threshold, with its own budget split; use \
+                 dptune::select::sparse_vector::SparseVector",
+            ));
+        }
+        Ok(self)
+    }
+}
+
+impl fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let i = *self as usize;
+        f.write_str(Self::NAMES[i])
+    }
+}
+
+impl FromStr for Mechanism {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        use Mechanism::*;
+        let all = [
+            Exponential,
+            Gumbel,
+            Laplace,
+            PermuteAndFlip,
+            Gaussian,
+            Gem,
+            TopK,
+            SparseVector,
+        ];
+        all.into_iter().find(|m| m.to_string() == s).ok_or_else(|| {
+            Error::invalid(
+                "mechanism",
+                s,
+                format!("expected one of {}", Self::NAMES.join(", ")),
+            )
+        })
+    }
+}
+
+/// Validates a score vector and orients it so that higher is better.
+pub(crate) fn oriented_scores(scores: &[f64], goal: Goal) -> Result<Vec<f64>> {
+    if scores.is_empty() {
+        return Err(Error::invalid(
+            "scores",
+            "[]",
+            "no candidates to select from",
+        ));
+    }
+    if scores.len() == 1 {
+        return Err(Error::invalid(
+            "scores",
+            format!("{scores:?}"),
+            "a single candidate: there is nothing private to choose; release it without a \
+             mechanism",
+        ));
+    }
+    let sign = match goal {
+        Goal::Maximize => 1.0,
+        Goal::Minimize => -1.0,
+    };
+    let mut any_finite = false;
+    let mut out = Vec::with_capacity(scores.len());
+    for (i, &s) in scores.iter().enumerate() {
+        let v = sign * s;
+        if v.is_nan() || v == f64::INFINITY {
+            return Err(Error::invalid(
+                "scores",
+                s,
+                format!(
+                    "candidate {i}: scores must be finite or mark a never-selected candidate \
+                     with {}",
+                    if sign > 0.0 {
+                        "-inf"
+                    } else {
+                        "+inf when minimising"
+                    }
+                ),
+            ));
+        }
+        any_finite |= v.is_finite();
+        out.push(v);
+    }
+    if !any_finite {
+        return Err(Error::invalid(
+            "scores",
+            "all excluded",
+            "every candidate is excluded (infinite); at least one must be finite",
+        ));
+    }
+    Ok(out)
+}
+
+/// Checks ε (named `epsilon`).
+pub(crate) fn check_epsilon(eps: f64) -> Result<f64> {
+    crate::error::check_positive("epsilon", eps)
+}
+
+/// Scores snapped to a grid: integers (or [`EXCLUDED`]), their maximum, and the grid.
+#[derive(Debug, Clone)]
+pub(crate) struct Snapped {
+    pub vals: Vec<i128>,
+    pub max: i128,
+    pub grid: Grid,
+}
+
+impl Snapped {
+    /// Snaps oriented scores to the default grid for sensitivity `delta`.
+    pub fn new(oriented: &[f64], delta: f64) -> Self {
+        let grid = Grid::for_delta(delta, GRID_BITS);
+        let vals: Vec<i128> = oriented.iter().map(|&x| grid.snap(x)).collect();
+        Self::from_vals(vals, grid)
+    }
+
+    /// Wraps already snapped values.
+    pub fn from_vals(vals: Vec<i128>, grid: Grid) -> Self {
+        let max = vals.iter().copied().max().unwrap_or(EXCLUDED);
+        Self { vals, max, grid }
+    }
+
+    /// Range sensitivity in grid steps: Δ_steps (monotone) or 2·Δ_steps.
+    pub fn range_steps(&self, monotonic: bool) -> u128 {
+        if monotonic {
+            self.grid.delta_steps
+        } else {
+            2 * self.grid.delta_steps
+        }
+    }
+
+    /// max − v_i in steps, or `None` for an excluded candidate.
+    #[inline]
+    pub fn gap(&self, i: usize) -> Option<u128> {
+        gap(self.max, self.vals[i])
+    }
+}
+
+/// top − v in steps, or `None` if v is excluded.
+#[inline]
+pub(crate) fn gap(top: i128, v: i128) -> Option<u128> {
+    (v != EXCLUDED).then(|| (top - v) as u128)
+}
+
+/// Natural-log weights −gap·c normalised into probabilities (log-sum-exp; excluded → 0).
+pub(crate) fn normalise_log_weights(logw: &[f64]) -> Vec<f64> {
+    let top = logw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let z: f64 = logw.iter().map(|&l| (l - top).exp()).sum();
+    logw.iter().map(|&l| (l - top).exp() / z).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mechanism_names_round_trip_and_svt_is_refused() {
+        for n in Mechanism::NAMES {
+            let m: Mechanism = n.parse().unwrap();
+            assert_eq!(m.to_string(), n);
+        }
+        let e = Mechanism::SparseVector.as_selection().unwrap_err();
+        assert!(e.to_string().contains("sparse_vector"), "{e}");
+        assert!("median".parse::<Mechanism>().is_err());
+    }
+
+    #[test]
+    fn bad_scores_are_named() {
+        for bad in [
+            vec![],
+            vec![1.0],
+            vec![1.0, f64::NAN],
+            vec![1.0, f64::INFINITY],
+            vec![f64::NEG_INFINITY; 3],
+        ] {
+            let e = oriented_scores(&bad, Goal::Maximize).unwrap_err();
+            assert!(e.to_string().contains("`scores`"), "{e}");
+        }
+        assert!(oriented_scores(&[1.0, f64::NEG_INFINITY], Goal::Minimize).is_err());
+        assert_eq!(
+            oriented_scores(&[1.0, f64::INFINITY], Goal::Minimize).unwrap(),
+            vec![-1.0, f64::NEG_INFINITY]
+        );
+    }
+}

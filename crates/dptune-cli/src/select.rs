@@ -1,0 +1,386 @@
+//! `dptune select`: choose among scored candidates privately.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use dptune::noise::SecureRng;
+use dptune::privacy::{Bound, Guarantee, Neighbours};
+use dptune::select::{
+    ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
+    LaplaceNoisyMax, Mechanism, NoisyTopK, PermuteAndFlip, Sensitivity, TopKMethod,
+};
+use serde_json::{json, Value};
+
+use crate::report::{fmt_param, Failure, Report};
+
+/// Neighbour relation on the command line.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum NeighboursArg {
+    /// Add/remove one record.
+    AddRemove,
+    /// Replace one record.
+    Replace,
+}
+
+/// Top-k method on the command line.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum TopKArg {
+    /// Peeling permute-and-flip (pure DP).
+    PermuteAndFlip,
+    /// One-shot Gumbel = peeling EM (pure and zCDP).
+    Gumbel,
+}
+
+/// Arguments of `dptune select`.
+#[derive(Args)]
+pub struct SelectArgs {
+    /// exponential | gumbel | laplace | permute-and-flip | gaussian | gem | top-k
+    #[arg(long)]
+    mechanism: String,
+    /// Privacy parameter ε (per round for top-k).
+    #[arg(long)]
+    epsilon: f64,
+    /// δ (required by gaussian).
+    #[arg(long)]
+    delta: Option<f64>,
+    /// Per-candidate sensitivity Δ.
+    #[arg(long)]
+    sensitivity: Option<f64>,
+    /// File with one sensitivity per candidate (gem).
+    #[arg(long)]
+    sensitivities: Option<PathBuf>,
+    /// Scores are monotone (range R = Δ instead of 2Δ).
+    #[arg(long)]
+    monotonic: bool,
+    /// Lower scores are better.
+    #[arg(long)]
+    minimize: bool,
+    /// Number of candidates to release (top-k).
+    #[arg(long)]
+    k: Option<usize>,
+    /// Top-k method.
+    #[arg(long, value_enum, default_value = "permute-and-flip")]
+    top_k_method: TopKArg,
+    /// GEM failure probability β.
+    #[arg(long, default_value_t = 0.1)]
+    beta: f64,
+    /// Gaussian: centre monotone add/remove scores (L2 sensitivity (Δ/2)√m).
+    #[arg(long)]
+    centred: bool,
+    /// Gaussian: a declared L2 sensitivity of the whole score vector.
+    #[arg(long)]
+    l2_sensitivity: Option<f64>,
+    /// Neighbour relation the sensitivity refers to.
+    #[arg(long, value_enum, default_value = "add-remove")]
+    neighbours: NeighboursArg,
+    /// Reproducible (NOT private against anyone who knows the seed); OS entropy otherwise.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Read scores from this CSV column (the file has a header line).
+    #[arg(long)]
+    column: Option<String>,
+    /// Draw N independent selections and print counts (spends N times the budget).
+    #[arg(long)]
+    repeat: Option<usize>,
+    /// Print the exact selection probabilities instead of selecting (NON-PRIVATE: for
+    /// analysis of public or synthetic scores only).
+    #[arg(long)]
+    probabilities: bool,
+    /// Scores file (one per line, or CSV with --column); stdin if absent or `-`.
+    scores: Option<PathBuf>,
+}
+
+fn read_source(path: &Option<PathBuf>) -> Result<String, Failure> {
+    let mut text = String::new();
+    match path {
+        Some(p) if p.as_os_str() != "-" => {
+            text = std::fs::read_to_string(p)
+                .map_err(|e| Failure::input(format!("cannot read {}: {e}", p.display())))?;
+        }
+        _ => {
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Failure::input(format!("cannot read stdin: {e}")))?;
+        }
+    }
+    Ok(text)
+}
+
+fn parse_number(s: &str, line: usize) -> Result<f64, Failure> {
+    s.trim()
+        .trim_matches('"')
+        .parse::<f64>()
+        .map_err(|_| Failure::input(format!("line {line}: `{s}` is not a number")))
+}
+
+fn parse_scores(text: &str, column: Option<&str>) -> Result<Vec<f64>, Failure> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    match column {
+        None => lines.map(|(i, l)| parse_number(l, i + 1)).collect(),
+        Some(name) => {
+            let (_, header) = lines
+                .next()
+                .ok_or_else(|| Failure::input("the CSV file is empty"))?;
+            let idx = header
+                .split(',')
+                .position(|h| h.trim().trim_matches('"') == name)
+                .ok_or_else(|| Failure::input(format!("no column `{name}` in the header")))?;
+            lines
+                .map(|(i, l)| {
+                    let cell = l.split(',').nth(idx).ok_or_else(|| {
+                        Failure::input(format!("line {}: missing column `{name}`", i + 1))
+                    })?;
+                    parse_number(cell, i + 1)
+                })
+                .collect()
+        }
+    }
+}
+
+/// The spent object: ε (and δ) and ρ where the guarantee states them.
+fn spent_json(g: &Guarantee) -> Value {
+    let mut out = serde_json::Map::new();
+    for b in g.bounds() {
+        match b {
+            Bound::Pure { eps } => {
+                out.insert("epsilon".into(), json!(eps));
+            }
+            Bound::Approx { eps, delta } => {
+                out.entry("epsilon").or_insert(json!(eps));
+                out.insert("delta".into(), json!(delta));
+            }
+            Bound::Zcdp { rho } => {
+                out.insert("rho".into(), json!(rho));
+            }
+            Bound::Rdp(_) => {}
+        }
+    }
+    out.insert("neighbours".into(), json!(g.neighbours()));
+    Value::Object(out)
+}
+
+/// One draw of a single-index mechanism.
+type Draw = Box<dyn Fn(&mut SecureRng) -> Result<usize, dptune::Error>>;
+
+/// One prepared mechanism.
+enum Prepared {
+    One(Draw),
+    Many(Box<NoisyTopK>),
+}
+
+/// Runs `dptune select`.
+pub fn run(a: SelectArgs) -> Result<Report, Failure> {
+    let mechanism: Mechanism = a.mechanism.parse()?;
+    let mechanism = mechanism.as_selection()?;
+    let scores = parse_scores(&read_source(&a.scores)?, a.column.as_deref())?;
+    let goal = if a.minimize {
+        Goal::Minimize
+    } else {
+        Goal::Maximize
+    };
+    let neighbours = match a.neighbours {
+        NeighboursArg::AddRemove => Neighbours::AddRemove,
+        NeighboursArg::Replace => Neighbours::Replace,
+    };
+    let sensitivity = || -> Result<Sensitivity, Failure> {
+        let d = a
+            .sensitivity
+            .ok_or_else(|| Failure::input("--sensitivity is required for this mechanism"))?;
+        Ok(Sensitivity::new(d, a.monotonic)?)
+    };
+    let (eps, m) = (a.epsilon, scores.len());
+    let (prepared, guarantee, probs): (Prepared, Guarantee, Option<Vec<f64>>) = match mechanism {
+        Mechanism::Exponential => {
+            let x = ExponentialMechanism::new(&scores, goal, sensitivity()?, eps, neighbours)?;
+            let (g, p) = (x.guarantee().clone(), x.probabilities());
+            (
+                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
+                g,
+                Some(p),
+            )
+        }
+        Mechanism::Gumbel => {
+            let x = GumbelMax::new(&scores, goal, sensitivity()?, eps, neighbours)?;
+            let (g, p) = (x.guarantee().clone(), x.probabilities());
+            (
+                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
+                g,
+                Some(p),
+            )
+        }
+        Mechanism::PermuteAndFlip => {
+            let x = PermuteAndFlip::new(&scores, goal, sensitivity()?, eps, neighbours)?;
+            let p = (m <= 10_000).then(|| x.probabilities());
+            let g = x.guarantee().clone();
+            (
+                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
+                g,
+                p,
+            )
+        }
+        Mechanism::Laplace => {
+            let x = LaplaceNoisyMax::new(&scores, goal, sensitivity()?, eps, neighbours)?;
+            let g = x.guarantee().clone();
+            (
+                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
+                g,
+                None,
+            )
+        }
+        Mechanism::Gaussian => {
+            let l2 = match (a.l2_sensitivity, a.centred) {
+                (Some(x), _) => L2Sensitivity::Declared(x),
+                (None, true) => L2Sensitivity::MonotoneCentred,
+                (None, false) => L2Sensitivity::General,
+            };
+            let x =
+                GaussianArgmax::new(&scores, goal, sensitivity()?, l2, eps, a.delta, neighbours)?;
+            let g = x.guarantee().clone();
+            (
+                Prepared::One(Box::new(move |r| Ok(x.select(r)?.value))),
+                g,
+                None,
+            )
+        }
+        Mechanism::Gem => {
+            let path = a.sensitivities.clone().ok_or_else(|| {
+                Failure::input("gem needs --sensitivities FILE (one per candidate)")
+            })?;
+            let sens = parse_scores(&read_source(&Some(path))?, None)?;
+            let x = GeneralizedExponential::new(&scores, goal, &sens, eps, a.beta, neighbours)?;
+            let (g, p) = (x.guarantee().clone(), x.probabilities());
+            (
+                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
+                g,
+                Some(p),
+            )
+        }
+        Mechanism::TopK => {
+            let k = a.k.ok_or_else(|| Failure::input("top-k needs --k"))?;
+            let method = match a.top_k_method {
+                TopKArg::PermuteAndFlip => TopKMethod::PermuteAndFlip,
+                TopKArg::Gumbel => TopKMethod::Gumbel,
+            };
+            let x = NoisyTopK::new(&scores, goal, sensitivity()?, eps, k, method, neighbours)?;
+            let g = x.guarantee().clone();
+            (Prepared::Many(Box::new(x)), g, None)
+        }
+        Mechanism::SparseVector => unreachable_svt()?,
+    };
+    if a.probabilities {
+        let p = probs.ok_or_else(|| {
+            Failure::input(format!(
+                "--probabilities is available for exponential, gumbel, gem and \
+                 permute-and-flip (m <= 10000), not {mechanism}"
+            ))
+        })?;
+        let human = p
+            .iter()
+            .enumerate()
+            .map(|(i, x)| format!("{i}\t{x:.12e}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        return Ok(Report {
+            json: json!({
+                "mechanism": mechanism.to_string(),
+                "non_private": true,
+                "probabilities": p,
+            }),
+            human: format!(
+                "NON-PRIVATE: exact selection probabilities of {mechanism} on these scores\n{human}"
+            ),
+        });
+    }
+    let mut rng = match a.seed {
+        Some(s) => SecureRng::seeded(s),
+        None => SecureRng::from_os()?,
+    };
+    let repeat = a.repeat.unwrap_or(1);
+    if repeat == 0 {
+        return Err(Failure::input("--repeat must be at least 1"));
+    }
+    let mut total = guarantee.clone();
+    for _ in 1..repeat {
+        total = total.compose(&guarantee)?;
+    }
+    let spent = spent_json(&total);
+    let spent_human = total.to_string();
+    let seeded = a.seed.is_some();
+    let note = if seeded {
+        "\n(seeded run: reproducible, not private against anyone who knows the seed)"
+    } else {
+        ""
+    };
+    match prepared {
+        Prepared::One(draw) => {
+            if a.repeat.is_none() {
+                let i = draw(&mut rng)?;
+                return Ok(Report {
+                    json: json!({"mechanism": mechanism.to_string(), "index": i, "spent": spent}),
+                    human: format!("selected candidate {i}\nspent: {spent_human}{note}"),
+                });
+            }
+            let mut counts = vec![0u64; m];
+            for _ in 0..repeat {
+                counts[draw(&mut rng)?] += 1;
+            }
+            Ok(Report {
+                json: json!({"mechanism": mechanism.to_string(), "repeat": repeat,
+                             "counts": counts, "spent": spent}),
+                human: format!(
+                    "counts over {repeat} selections: {counts:?}\nspent: {spent_human}{note}"
+                ),
+            })
+        }
+        Prepared::Many(x) => {
+            if a.repeat.is_none() {
+                let v = x.select(&mut rng).value;
+                return Ok(Report {
+                    json: json!({"mechanism": mechanism.to_string(), "indices": v,
+                                 "spent": spent}),
+                    human: format!(
+                        "selected candidates (best first) {v:?}\nspent: {spent_human}{note}"
+                    ),
+                });
+            }
+            let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+            for _ in 0..repeat {
+                let v = x.select(&mut rng).value;
+                let key = v
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                *counts.entry(key).or_default() += 1;
+            }
+            Ok(Report {
+                json: json!({"mechanism": mechanism.to_string(), "repeat": repeat,
+                             "counts": counts, "spent": spent}),
+                human: format!(
+                    "counts over {repeat} selections: {counts:?}\nspent: {spent_human}{note}"
+                ),
+            })
+        }
+    }
+    .map(|mut r: Report| {
+        if let Some(eps) = total.pure_eps() {
+            r.human
+                .push_str(&format!("\n(total pure epsilon {})", fmt_param(eps)));
+        }
+        r
+    })
+}
+
+/// `as_selection` has already refused the sparse vector technique.
+fn unreachable_svt() -> Result<(Prepared, Guarantee, Option<Vec<f64>>), Failure> {
+    Err(Mechanism::SparseVector
+        .as_selection()
+        .err()
+        .map(Failure::from)
+        .unwrap_or_else(|| Failure::input("sparse-vector is not a selection mechanism")))
+}
