@@ -7,8 +7,9 @@
 //! test has a false-failure probability of about 10⁻⁶ (deterministic at the fixed seed).
 
 use dptune::noise::SecureRng;
+use dptune::privacy::gaussian::gaussian_sigma;
 use dptune::privacy::{Bound, Neighbours};
-use dptune::select::gaussian::{analytic_gaussian_sigma, gaussian_rnm_probabilities};
+use dptune::select::gaussian::gaussian_rnm_probabilities;
 use dptune::select::laplace::laplace_rnm_probabilities;
 use dptune::select::{
     ExponentialMechanism, GeneralizedExponential, Goal, GumbelMax, LaplaceNoisyMax, NoisyTopK,
@@ -203,7 +204,7 @@ fn gaussian_sigma_and_probabilities() {
             d * m.sqrt()
         };
         assert!(close(l2, f(&c["expected"]["l2_sensitivity"])), "{id}");
-        let sigma = analytic_gaussian_sigma(l2, f(&i["eps"]), f(&i["delta"])).unwrap();
+        let sigma = gaussian_sigma(f(&i["eps"]), f(&i["delta"]), l2).unwrap();
         let want = f(&c["expected"]["sigma_analytic"]);
         assert!((sigma / want - 1.0).abs() < 1e-9, "{id}: {sigma} vs {want}");
         let rho = l2 * l2 / (2.0 * sigma * sigma);

@@ -307,7 +307,7 @@ fn gem_respects_epsilon_with_heterogeneous_sensitivities() {
 fn gaussian_l2_calibration_covers_the_worst_pair() {
     // σ from Δ₂ = Δ√m: the all-coordinates shift (Δ, −Δ, …) has hockey-stick ≤ δ.
     let m = 4;
-    let sigma = dptune::select::gaussian::analytic_gaussian_sigma(2.0, 1.0, 1e-5).unwrap();
+    let sigma = dptune::privacy::gaussian::gaussian_sigma(1.0, 1e-5, 2.0).unwrap();
     let u = vec![0.0; m];
     let v = vec![1.0, -1.0, -1.0, -1.0];
     let p = gaussian_rnm_probabilities(&u, sigma).unwrap();

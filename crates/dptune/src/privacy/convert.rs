@@ -339,6 +339,35 @@ pub fn zcdp_delta(rho: f64, eps: f64) -> Result<f64> {
     Ok(d.min(grid))
 }
 
+/// The largest ρ whose [`zcdp_epsilon`] at `delta` is at most `eps` (bisection to 1e-12
+/// relative, rounded toward smaller ρ): calibrates a zCDP mechanism to an (ε, δ) target through
+/// the CKS conversion. Preconditions: ε finite > 0, δ ∈ (0, 1).
+pub fn zcdp_rho_for(eps: f64, delta: f64) -> Result<f64> {
+    check_positive("epsilon", eps)?;
+    check_rdp_delta(delta)?;
+    // ε(ρ) ≥ ρ for every δ < 1 (the CKS bound at any order exceeds ρα − ln(α)/(α−1) ≥ ρ), so
+    // the answer lies below ε.
+    let (mut lo, mut hi) = (0.0f64, eps);
+    if zcdp_epsilon(hi, delta)? <= eps {
+        return Ok(hi);
+    }
+    while hi - lo > 1e-12 * hi {
+        let mid = 0.5 * (lo + hi);
+        if zcdp_epsilon(mid, delta)? <= eps {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    if lo == 0.0 {
+        return Err(Error::Numerical {
+            what: "zCDP calibration",
+            reason: format!("no positive rho reaches epsilon {eps} at delta {delta}"),
+        });
+    }
+    Ok(lo)
+}
+
 /// ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4).
 pub fn pure_to_zcdp(eps: f64) -> Result<f64> {
     check_positive("epsilon", eps)?;
