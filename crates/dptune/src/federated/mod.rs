@@ -2,5 +2,9 @@
 //! aggregation (DPHYPE.md).
 //!
 //! * [`secagg`]: the secure aggregation protocol (SecAgg/SecAgg+), sums in ℤ_{2^32}.
+//! * [`noise_share`]: each client's exact Skellam noise share.
+//! * [`accounting`]: client-level RDP and (ε, δ) of the vote sum, calibration, dropouts.
 
+pub mod accounting;
+pub mod noise_share;
 pub mod secagg;
