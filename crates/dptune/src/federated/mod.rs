@@ -4,7 +4,9 @@
 //! * [`secagg`]: the secure aggregation protocol (SecAgg/SecAgg+), sums in ℤ_{2^32}.
 //! * [`noise_share`]: each client's exact Skellam noise share.
 //! * [`accounting`]: client-level RDP and (ε, δ) of the vote sum, calibration, dropouts.
+//! * [`vote`]: top-k votes, noisy submissions, the whole round, server selection.
 
 pub mod accounting;
 pub mod noise_share;
 pub mod secagg;
+pub mod vote;
