@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod federated;
 mod report;
 
 use report::{Failure, Report};
@@ -23,15 +24,20 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Federated private hyperparameter voting (DP-HYPE).
+    Federated(federated::FederatedArgs),
+}
 
-fn run(command: Command) -> Result<Report, Failure> {
-    match command {}
+fn run(command: Command, json: bool) -> Result<Report, Failure> {
+    match command {
+        Command::Federated(a) => federated::run(a, json),
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
+    match run(cli.command, cli.json) {
         Ok(report) => {
             if cli.json {
                 println!("{}", report.json);
