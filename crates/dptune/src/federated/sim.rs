@@ -382,7 +382,7 @@ impl SimConfig {
         let mut all: Vec<usize> = (0..table.rows()).collect();
         shuffle(&mut all, &mut rng);
         all.truncate(self.rows_limit.unwrap_or(usize::MAX));
-        let n_test = table.rows() / 5;
+        let n_test = all.len() / 5;
         let test = all[..n_test].to_vec();
         let parts = partition(
             &table,
