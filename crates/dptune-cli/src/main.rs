@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod account;
+mod federated;
 mod report;
 mod select;
 
@@ -30,18 +31,21 @@ enum Command {
     Account(account::AccountArgs),
     /// Choose among scored candidates privately.
     Select(select::SelectArgs),
+    /// Federated private hyperparameter voting (DP-HYPE).
+    Federated(federated::FederatedArgs),
 }
 
-fn run(command: Command) -> Result<Report, Failure> {
+fn run(command: Command, json: bool) -> Result<Report, Failure> {
     match command {
         Command::Account(args) => account::run(args),
         Command::Select(args) => select::run(args),
+        Command::Federated(args) => federated::run(args, json),
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
+    match run(cli.command, cli.json) {
         Ok(report) => {
             if cli.json {
                 println!("{}", report.json);

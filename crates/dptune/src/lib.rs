@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod federated;
 pub mod noise;
 pub mod privacy;
 pub mod select;

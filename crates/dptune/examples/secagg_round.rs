@@ -1,0 +1,33 @@
+//! Times one secure-aggregation round (p = 100) for n = 100 and 1000 clients with a SecAgg+
+//! graph (degree 2⌈log2 n⌉ rounded to even, majority threshold) and, for n = 100, the complete
+//! graph. Prints one JSON line per configuration. Used by `bench/secagg/run.sh`.
+
+use dptune::federated::secagg::local::run_round;
+use dptune::federated::secagg::SecAggParams;
+use dptune::noise::SecureRng;
+
+fn main() -> Result<(), dptune::Error> {
+    let p = 100;
+    let mut rng = SecureRng::seeded(7);
+    for (n, degree) in [(100usize, None), (100, Some(14usize)), (1000, Some(20))] {
+        let t = n * 4 / 5;
+        let params = match degree {
+            None => SecAggParams::complete(1, n, p, t)?,
+            Some(d) => SecAggParams::sparse(1, n, p, t, d, d / 2 + 1, 3)?,
+        };
+        let inputs: Vec<Vec<u32>> = (0..n).map(|i| vec![i as u32; p]).collect();
+        let (agg, timing) = run_round(&params, inputs, &[], &mut rng)?;
+        let expected = (0..n as u32).fold(0u32, |a, b| a.wrapping_add(b));
+        assert_eq!(agg.sum[0], expected);
+        println!(
+            "{{\"n\": {n}, \"p\": {p}, \"graph\": \"{}\", \"client_seconds_total\": {:.4}, \"client_seconds_mean\": {:.6}, \"server_seconds\": {:.4}, \"client_bytes\": {}, \"server_bytes\": {}}}",
+            degree.map_or("complete".to_string(), |d| format!("secagg+ degree {d}")),
+            timing.clients.as_secs_f64(),
+            timing.clients.as_secs_f64() / n as f64,
+            timing.server.as_secs_f64(),
+            timing.client_bytes,
+            timing.server_bytes
+        );
+    }
+    Ok(())
+}

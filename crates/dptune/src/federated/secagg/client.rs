@@ -1,0 +1,330 @@
+//! The client side of the protocol (module doc of [`super`]): a state machine that consumes the
+//! server's messages as bytes and answers with bytes. Every incoming message is checked for
+//! round, stage, sender and recipient, and its content for consistency with what the client
+//! already knows; anything else is an error and the client answers nothing.
+
+use std::collections::BTreeMap;
+
+use x25519_dalek::{PublicKey, StaticSecret};
+use zeroize::Zeroizing;
+
+use super::crypto::{apply_mask, keypair, open, pairwise_seed, seal, share_key};
+use super::shamir::{split, Share};
+use super::wire::{decode_share_pair, encode_share_pair, Body, Kind, Message, SERVER};
+use super::SecAggParams;
+use crate::error::{Error, Result};
+use crate::noise::SecureRng;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Fresh,
+    KeysSent,
+    SharesSent,
+    MaskedSent,
+    Done,
+}
+
+/// Neighbour keys as received in stage 1.
+struct PeerKeys {
+    mask_pk: PublicKey,
+    enc_pk: PublicKey,
+}
+
+/// One client of one aggregation round.
+pub struct Client {
+    id: u32,
+    params: SecAggParams,
+    input: Vec<u32>,
+    rng: SecureRng,
+    stage: Stage,
+    mask_sk: StaticSecret,
+    mask_pk: PublicKey,
+    enc_sk: StaticSecret,
+    enc_pk: PublicKey,
+    self_seed: Zeroizing<[u8; 32]>,
+    peers: BTreeMap<u32, PeerKeys>,
+    /// Shares held for each owner (self included): (self-seed share, mask-key share).
+    held: BTreeMap<u32, (Share, Share)>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print secrets.
+        f.debug_struct("Client")
+            .field("id", &self.id)
+            .field("stage", &self.stage)
+            .finish_non_exhaustive()
+    }
+}
+
+fn protocol(reason: impl Into<String>) -> Error {
+    Error::Data {
+        location: "secure-aggregation protocol (client)".into(),
+        reason: reason.into(),
+    }
+}
+
+impl Client {
+    /// Client `id` (in 0..n) of a round with `params`, holding `input` (length `params.dim()`).
+    /// `rng` supplies the keys, seeds and Shamir coefficients: use [`SecureRng::from_os`]
+    /// outside tests.
+    pub fn new(
+        id: usize,
+        params: SecAggParams,
+        input: Vec<u32>,
+        mut rng: SecureRng,
+    ) -> Result<Self> {
+        if id >= params.clients() {
+            return Err(Error::invalid(
+                "client id",
+                id,
+                format!("must be below the number of clients ({})", params.clients()),
+            ));
+        }
+        if input.len() != params.dim() {
+            return Err(Error::invalid(
+                "input",
+                format!("a vector of length {}", input.len()),
+                format!("must have length {}", params.dim()),
+            ));
+        }
+        let (mask_sk, mask_pk) = keypair(&mut rng);
+        let (enc_sk, enc_pk) = keypair(&mut rng);
+        let mut self_seed = Zeroizing::new([0u8; 32]);
+        rng.fill_bytes(self_seed.as_mut());
+        Ok(Self {
+            id: id as u32,
+            params,
+            input,
+            rng,
+            stage: Stage::Fresh,
+            mask_sk,
+            mask_pk,
+            enc_sk,
+            enc_pk,
+            self_seed,
+            peers: BTreeMap::new(),
+            held: BTreeMap::new(),
+        })
+    }
+
+    /// This client's id.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    fn expect(&self, stage: Stage, bytes: &[u8], kind: Kind) -> Result<Message> {
+        if self.stage != stage {
+            return Err(protocol(format!(
+                "message {kind:?} arrived in stage {:?}",
+                self.stage
+            )));
+        }
+        let m = Message::decode(bytes)?;
+        let h = m.header;
+        if h.kind != kind || h.round != self.params.round() || h.from != SERVER || h.to != self.id {
+            return Err(protocol(format!(
+                "expected {kind:?} for round {} to client {}, got {:?} for round {} from {} to {}",
+                self.params.round(),
+                self.id,
+                h.kind,
+                h.round,
+                h.from,
+                h.to
+            )));
+        }
+        Ok(m)
+    }
+
+    fn send(&self, body: Body) -> Vec<u8> {
+        Message::new(self.params.round(), self.id, SERVER, body).encode()
+    }
+
+    /// Stage 0: the public keys.
+    pub fn advertise_keys(&mut self) -> Result<Vec<u8>> {
+        if self.stage != Stage::Fresh {
+            return Err(protocol("keys were already advertised"));
+        }
+        self.stage = Stage::KeysSent;
+        Ok(self.send(Body::AdvertiseKeys {
+            mask_pk: self.mask_pk.to_bytes(),
+            enc_pk: self.enc_pk.to_bytes(),
+        }))
+    }
+
+    /// Stage 1: receives the neighbours' keys, answers with encrypted shares.
+    pub fn share_keys(&mut self, msg: &[u8]) -> Result<Vec<u8>> {
+        let m = self.expect(Stage::KeysSent, msg, Kind::Keys)?;
+        let Body::Keys(keys) = m.body else {
+            return Err(protocol("body does not match kind"));
+        };
+        let mut saw_self = false;
+        let mut peers = BTreeMap::new();
+        for k in keys {
+            if k.id == self.id {
+                if k.mask_pk != self.mask_pk.to_bytes() || k.enc_pk != self.enc_pk.to_bytes() {
+                    return Err(protocol("the server altered this client's own keys"));
+                }
+                saw_self = true;
+            } else if !self.params.are_neighbours(self.id, k.id) {
+                return Err(protocol(format!("client {} is not a neighbour", k.id)));
+            } else if k.mask_pk == k.enc_pk {
+                return Err(protocol(format!("client {} reuses one key twice", k.id)));
+            } else if peers
+                .insert(
+                    k.id,
+                    PeerKeys {
+                        mask_pk: PublicKey::from(k.mask_pk),
+                        enc_pk: PublicKey::from(k.enc_pk),
+                    },
+                )
+                .is_some()
+            {
+                return Err(protocol(format!("client {} listed twice", k.id)));
+            }
+        }
+        if !saw_self {
+            return Err(protocol("this client's keys are missing"));
+        }
+        if peers.len() + 1 < self.params.threshold() {
+            return Err(Error::NoRelease {
+                reason: format!(
+                    "only {} live neighbours; the threshold {} cannot be met",
+                    peers.len(),
+                    self.params.threshold()
+                ),
+            });
+        }
+        let holders: Vec<u32> = std::iter::once(self.id)
+            .chain(peers.keys().copied())
+            .collect();
+        let xs: Vec<u64> = holders.iter().map(|&h| h as u64 + 1).collect();
+        let t = self.params.threshold();
+        let seed_shares = split(&self.self_seed, t, &xs, &mut self.rng);
+        let key_shares = split(&self.mask_sk.to_bytes(), t, &xs, &mut self.rng);
+        let mut out = Vec::with_capacity(peers.len());
+        for ((&h, s), k) in holders.iter().zip(seed_shares).zip(key_shares) {
+            if h == self.id {
+                self.held.insert(h, (s, k));
+                continue;
+            }
+            let peer = &peers[&h];
+            let key = share_key(&self.enc_sk, &peer.enc_pk, self.params.round(), self.id, h);
+            let plain = Zeroizing::new(encode_share_pair(self.id, h, &s, &k));
+            out.push((h, seal(&key, self.params.round(), self.id, h, &plain)));
+        }
+        self.peers = peers;
+        self.stage = Stage::SharesSent;
+        Ok(self.send(Body::EncryptedShares(out)))
+    }
+
+    /// Stage 2: receives the shares addressed to this client, answers with the masked input.
+    pub fn masked_input(&mut self, msg: &[u8]) -> Result<Vec<u8>> {
+        let m = self.expect(Stage::SharesSent, msg, Kind::ForwardedShares)?;
+        let Body::ForwardedShares(cts) = m.body else {
+            return Err(protocol("body does not match kind"));
+        };
+        let mut live = Vec::with_capacity(cts.len());
+        for (from, ct) in cts {
+            let Some(peer) = self.peers.get(&from) else {
+                return Err(protocol(format!("share from non-neighbour {from}")));
+            };
+            if self.held.contains_key(&from) {
+                return Err(protocol(format!("two shares from {from}")));
+            }
+            let key = share_key(
+                &self.enc_sk,
+                &peer.enc_pk,
+                self.params.round(),
+                self.id,
+                from,
+            );
+            let plain = open(&key, self.params.round(), from, self.id, &ct)
+                .ok_or_else(|| protocol(format!("share from {from} fails authentication")))?;
+            let pair = decode_share_pair(&plain, from, self.id)?;
+            self.held.insert(from, pair);
+            live.push(from);
+        }
+        if live.len() + 1 < self.params.threshold() {
+            return Err(Error::NoRelease {
+                reason: "too few neighbours completed the share stage".into(),
+            });
+        }
+        let mut y = self.input.clone();
+        apply_mask(&mut y, &self.self_seed, true);
+        for j in live {
+            let seed = pairwise_seed(
+                &self.mask_sk,
+                &self.peers[&j].mask_pk,
+                self.params.round(),
+                self.id,
+                j,
+            );
+            apply_mask(&mut y, &seed, self.id < j);
+        }
+        self.stage = Stage::MaskedSent;
+        Ok(self.send(Body::MaskedInput(y)))
+    }
+
+    /// Stage 3: receives who survived and who dropped; reveals for each neighbour either the
+    /// self-seed share (survivor) or the mask-key share (dropped), never both. A client answers
+    /// at most one unmask request per round.
+    pub fn unmask(&mut self, msg: &[u8]) -> Result<Vec<u8>> {
+        let m = self.expect(Stage::MaskedSent, msg, Kind::UnmaskRequest)?;
+        // Whatever happens next, this client will not answer another unmask request.
+        self.stage = Stage::Done;
+        let Body::UnmaskRequest { survivors, dropped } = m.body else {
+            return Err(protocol("body does not match kind"));
+        };
+        let mut status: BTreeMap<u32, bool> = BTreeMap::new();
+        for &s in &survivors {
+            if status.insert(s, true).is_some() {
+                return Err(protocol(format!("client {s} listed twice")));
+            }
+        }
+        for &d in &dropped {
+            if status.insert(d, false).is_some() {
+                return Err(protocol(format!(
+                    "client {d} listed as survivor and dropped"
+                )));
+            }
+        }
+        if survivors.len() < self.params.min_survivors() {
+            return Err(Error::NoRelease {
+                reason: format!(
+                    "{} survivors, fewer than the minimum {}",
+                    survivors.len(),
+                    self.params.min_survivors()
+                ),
+            });
+        }
+        if status.get(&self.id) != Some(&true) {
+            return Err(protocol(
+                "this client sent its masked input but is not listed",
+            ));
+        }
+        // Every neighbour that sent shares must be classified, and only those.
+        for (&j, &alive) in &status {
+            if j != self.id && self.params.are_neighbours(self.id, j) && !self.held.contains_key(&j)
+            {
+                return Err(protocol(format!(
+                    "client {j} listed as {} but sent no share here",
+                    if alive { "survivor" } else { "dropped" }
+                )));
+            }
+        }
+        let mut seed_shares = Vec::new();
+        let mut key_shares = Vec::new();
+        for (&owner, (s, k)) in &self.held {
+            match status.get(&owner) {
+                Some(true) => seed_shares.push((owner, *s)),
+                Some(false) => key_shares.push((owner, *k)),
+                None => return Err(protocol(format!("neighbour {owner} is not classified"))),
+            }
+        }
+        Ok(self.send(Body::UnmaskShares {
+            seed_shares,
+            key_shares,
+        }))
+    }
+}
