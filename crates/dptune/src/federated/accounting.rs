@@ -31,11 +31,12 @@
 //! give exactly Sk(s·μ/t), whose guarantee is at least as strong as the target. The released
 //! guarantee is computed for the actual s (never claimed better than true).
 
-use statrs::function::erf::erfc;
 
 use super::noise_share::SkellamShare;
 use crate::error::{check_delta, check_positive, Error, Result};
-use crate::privacy::convert::{rdp_epsilon, round_up};
+use crate::privacy::convert::{rdp_epsilon, rdp_epsilon_on, round_up};
+use crate::privacy::default_orders;
+use crate::privacy::gaussian::{gaussian_curve, gaussian_epsilon, gaussian_sigma};
 use crate::privacy::{Guarantee, Neighbours, RdpCurve};
 
 /// Sensitivity of the vote sum under one neighbour relation.
@@ -97,56 +98,18 @@ pub fn skellam_epsilon(sens: VoteSensitivity, mu: f64, delta: f64) -> Result<f64
     Ok(rdp_epsilon(&skellam_rdp(sens, mu)?, delta)?.eps)
 }
 
-/// ε at `delta` for Gaussian noise N(0, σ²) on the sum, by RDP (ε(α) = αΔ₂²/(2σ²)) on the
-/// default orders and the CKS conversion (golden `fed_vote_sum.eps_rdp`).
+/// ε at `delta` for Gaussian noise N(0, σ²) on the sum, by RDP (ε(α) = αΔ₂²/(2σ²)) and the
+/// CKS conversion on dp_accounting's default order grid, as the paper's tables and the golden
+/// `fed_vote_sum.eps_rdp` use (a comparison value: the analytic ε below is smaller).
 pub fn gaussian_rdp_epsilon(sens: VoteSensitivity, sigma: f64, delta: f64) -> Result<f64> {
-    check_positive("sigma", sigma)?;
-    let rho = sens.l2_squared as f64 / (2.0 * sigma * sigma);
-    Ok(rdp_epsilon(&RdpCurve::linear(round_up(rho))?, delta)?.eps)
-}
-
-fn phi(x: f64) -> f64 {
-    0.5 * erfc(-x / std::f64::consts::SQRT_2)
-}
-
-/// Balle–Wang: δ(ε) = Φ(m/2 − ε/m) − e^ε·Φ(−m/2 − ε/m) for m = Δ₂/σ.
-fn analytic_delta(m: f64, eps: f64) -> f64 {
-    phi(m / 2.0 - eps / m) - eps.exp() * phi(-m / 2.0 - eps / m)
+    let curve = gaussian_curve(sigma, sens.l2())?;
+    Ok(rdp_epsilon_on(&curve, delta, &default_orders())?.eps)
 }
 
 /// Exact ε at `delta` of the Gaussian mechanism with noise σ on the sum (Balle & Wang 2018,
-/// Thm 8), by bisection to full precision, returning the upper end of the bracket.
+/// arXiv 1805.06530, Thm 8), via [`crate::privacy::gaussian::gaussian_epsilon`].
 pub fn analytic_gaussian_epsilon(sens: VoteSensitivity, sigma: f64, delta: f64) -> Result<f64> {
-    check_positive("sigma", sigma)?;
-    check_positive("delta", delta)?;
-    check_delta("delta", delta)?;
-    let m = sens.l2() / sigma;
-    if analytic_delta(m, 0.0) <= delta {
-        return Ok(0.0);
-    }
-    let mut hi = 1.0;
-    while analytic_delta(m, hi) > delta {
-        hi *= 2.0;
-        if hi > 1e6 {
-            return Err(Error::Numerical {
-                what: "analytic Gaussian epsilon",
-                reason: "no epsilon below 1e6 reaches this delta".into(),
-            });
-        }
-    }
-    let mut lo = 0.0;
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if analytic_delta(m, mid) > delta {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(round_up(hi))
+    gaussian_epsilon(sigma, sens.l2(), delta)
 }
 
 /// Smallest x on a bisection of [lo, hi] (geometric) with `ok(x)`, for a monotone `ok`; returns
@@ -177,12 +140,9 @@ fn bisect_up(mut lo: f64, mut hi: f64, ok: impl Fn(f64) -> Result<bool>) -> Resu
 }
 
 /// Smallest Gaussian σ on the sum with exact ε ≤ `eps` at `delta` (golden
-/// `fed_vote_sigma.sigma_analytic`).
+/// `fed_vote_sigma.sigma_analytic`), via [`crate::privacy::gaussian::gaussian_sigma`].
 pub fn calibrate_gaussian_analytic(sens: VoteSensitivity, eps: f64, delta: f64) -> Result<f64> {
-    check_positive("epsilon", eps)?;
-    bisect_up(1e-6, 1.0, |s| {
-        Ok(analytic_gaussian_epsilon(sens, s, delta)? <= eps)
-    })
+    gaussian_sigma(eps, delta, sens.l2())
 }
 
 /// Smallest Gaussian σ on the sum with RDP + CKS ε ≤ `eps` at `delta` on the default orders
