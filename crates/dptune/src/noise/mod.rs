@@ -6,12 +6,14 @@
 //!
 //! Samplers (each a plain struct with a validating constructor and `sample(&self, rng)`):
 //! [`Geometric`] (by rate), [`GeometricTrials`] (by stop probability), [`DiscreteLaplace`],
-//! [`DiscreteGaussian`].
+//! [`DiscreteGaussian`], [`Poisson`], [`TruncatedNegativeBinomial`] (with its logarithmic case).
 
 mod bernoulli;
 mod gaussian;
 mod geometric;
 mod laplace;
+mod negbin;
+mod poisson;
 mod rng;
 #[cfg(test)]
 mod testutil;
@@ -23,5 +25,7 @@ pub use bernoulli::{
 pub use gaussian::DiscreteGaussian;
 pub use geometric::{Geometric, GeometricTrials};
 pub use laplace::DiscreteLaplace;
+pub use negbin::TruncatedNegativeBinomial;
+pub use poisson::Poisson;
 pub use rng::{SecureRng, Streams};
 pub use wide::bernoulli_exp_u128;

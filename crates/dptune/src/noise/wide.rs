@@ -12,7 +12,7 @@ use super::SecureRng;
 
 /// Bernoulli(1/k) exactly, for `k >= 1`.
 #[inline]
-fn one_in(rng: &mut SecureRng, k: u64) -> bool {
+pub(crate) fn one_in(rng: &mut SecureRng, k: u64) -> bool {
     k == 1 || rng.below_u64(k) == 0
 }
 
