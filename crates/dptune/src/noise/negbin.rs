@@ -2,6 +2,7 @@
 
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
+use statrs::function::gamma::ln_gamma;
 
 use super::geometric::{ratio_u64, GeometricTrials};
 use super::wide::one_in;
@@ -132,9 +133,9 @@ impl TruncatedNegativeBinomial {
         let log = if self.eta == 0.0 {
             k as f64 * ln_q - (k as f64).ln() - (-ln_g).ln()
         } else {
-            let prod: f64 = (0..k)
-                .map(|l| ((l as f64 + self.eta) / (l as f64 + 1.0)).ln())
-                .sum();
+            // ln ∏_{ℓ<k} (ℓ+η)/(ℓ+1) = lnΓ(k+η) - lnΓ(η) - lnΓ(k+1).
+            let prod =
+                ln_gamma(k as f64 + self.eta) - ln_gamma(self.eta) - ln_gamma(k as f64 + 1.0);
             k as f64 * ln_q + prod - (-self.eta * ln_g).exp_m1().ln()
         };
         log.exp()

@@ -154,7 +154,7 @@ mod tests {
             .enumerate()
         {
             let p = Poisson::new(num, den).unwrap();
-            let xs = draws(&p, 70 + i as u64, 40_000);
+            let xs = draws(&p, 70 + i as u64, 15_000);
             let mode = p.mean().floor() as i64;
             assert_fits(&xs, |k| if k < 0 { 0.0 } else { p.pmf(k as u64) }, mode);
             assert_mean(&xs, p.mean(), p.mean().sqrt());
@@ -163,19 +163,19 @@ mod tests {
 
     #[test]
     fn mean_one_thousand_is_fast_and_right() {
-        // 300 draws of Poisson(1000): sd of the mean ≈ 1.83, five standard errors (< 6e-7).
+        // 100 draws of Poisson(1000): sd of the mean ≈ 3.2, five standard errors (< 6e-7).
         let p = Poisson::from_mean(1000.0).unwrap();
-        let xs = draws(&p, 76, 300);
+        let xs = draws(&p, 76, 100);
         assert_mean(&xs, 1000.0, 1000f64.sqrt());
     }
 
     #[test]
     fn the_check_rejects_a_wrong_mean() {
         // Deliberately wrong variant: Poisson(3.5) samples against the Poisson(3.2) pmf (false
-        // pass far below 1e-6 at 40_000 draws).
+        // pass far below 1e-6 at 15_000 draws).
         let wrong = Poisson::from_mean(3.5).unwrap();
         let right = Poisson::from_mean(3.2).unwrap();
-        let xs = draws(&wrong, 77, 40_000);
+        let xs = draws(&wrong, 77, 15_000);
         assert!(!fits(
             &xs,
             |k| if k < 0 { 0.0 } else { right.pmf(k as u64) },
