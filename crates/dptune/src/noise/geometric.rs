@@ -15,7 +15,7 @@ use num_rational::BigRational;
 use num_traits::ToPrimitive;
 
 use super::wide::geometric_unit_rate;
-use super::{below_big, exact_rational, SecureRng};
+use super::{exact_rational, SecureRng};
 use crate::error::{check_open_unit, check_positive, Error, Result};
 
 /// Largest supported mean scale t/s of the rate parameterisation (2^32): beyond it a `u64`
@@ -100,14 +100,9 @@ impl Geometric {
     }
 }
 
-/// The per-trial stop probability γ of [`GeometricTrials`], exactly.
-#[derive(Debug, Clone, PartialEq)]
-enum StopProb {
-    /// γ = num/den with a 128-bit denominator: one uniform below `den` per trial.
-    Small { num: u128, den: u128 },
-    /// γ with a larger denominator (an `f64` below about 2^-75).
-    Big(BigRational),
-}
+/// Smallest accepted stop probability (2^-30): the expected number of trials, 1/γ, stays
+/// below about 10^9, so a draw always finishes in seconds at worst.
+pub const MIN_STOP_PROB: f64 = 1.0 / (1u64 << 30) as f64;
 
 /// Number of trials on {1, 2, …} up to and including the first stop, where each trial stops
 /// independently with probability γ: P[K = k] = γ(1 - γ)^{k-1}, E[K] = 1/γ. γ is a **stop
@@ -116,13 +111,15 @@ enum StopProb {
 /// Algorithm: the definition itself, with each trial an exact Bernoulli(γ) for rational γ
 /// (a uniform integer below the denominator compared with the numerator; THEORY.md §14.3,
 /// "Bernoulli(p), p = a/b rational"). Exact because nothing but integer comparisons is used.
-/// Cost: 1/γ trials on average, one 64-bit draw each for γ >= 2^-64 given as an `f64`
-/// (about 3 µs for a mean of 1000).
+/// Cost: 1/γ trials on average, one or two 64-bit draws each (about 6 µs for a mean of 1000).
 ///
-/// Preconditions: 0 < γ < 1.
+/// Preconditions: 2^-30 <= γ < 1 ([`MIN_STOP_PROB`]; smaller γ would make a draw take
+/// minutes to years, a liveness hazard). γ = num/den is held exactly with a 128-bit
+/// denominator (every `f64` γ >= 2^-30 has one).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeometricTrials {
-    gamma: StopProb,
+    num: u128,
+    den: u128,
     gamma_f64: f64,
 }
 
@@ -131,19 +128,21 @@ impl GeometricTrials {
     pub fn from_success_prob(gamma: f64) -> Result<Self> {
         check_open_unit("gamma", gamma)?;
         let exact = exact_rational("gamma", gamma)?;
-        let gamma_f64 = gamma;
-        let small = exact
-            .numer()
-            .to_u128()
-            .zip(exact.denom().to_u128())
-            .map(|(num, den)| StopProb::Small { num, den });
-        Ok(Self {
-            gamma: small.unwrap_or(StopProb::Big(exact)),
-            gamma_f64,
-        })
+        match (exact.numer().to_u128(), exact.denom().to_u128()) {
+            (Some(num), Some(den)) if gamma >= MIN_STOP_PROB => Ok(Self {
+                num,
+                den,
+                gamma_f64: gamma,
+            }),
+            _ => Err(Error::invalid(
+                "gamma",
+                gamma,
+                "must be >= 2^-30 (expected trials 1/gamma <= about 1e9)",
+            )),
+        }
     }
 
-    /// Stop probability γ = `num`/`den` with 0 < num < den.
+    /// Stop probability γ = `num`/`den` with 2^-30 <= num/den < 1.
     pub fn from_success_ratio(num: u64, den: u64) -> Result<Self> {
         if num == 0 || num >= den {
             return Err(Error::invalid(
@@ -152,11 +151,16 @@ impl GeometricTrials {
                 "must lie in (0, 1)",
             ));
         }
+        if ((num as u128) << 30) < den as u128 {
+            return Err(Error::invalid(
+                "gamma",
+                format!("{num}/{den}"),
+                "must be >= 2^-30 (expected trials 1/gamma <= about 1e9)",
+            ));
+        }
         Ok(Self {
-            gamma: StopProb::Small {
-                num: num as u128,
-                den: den as u128,
-            },
+            num: num as u128,
+            den: den as u128,
             gamma_f64: num as f64 / den as f64,
         })
     }
@@ -183,13 +187,7 @@ impl GeometricTrials {
     /// One exact Bernoulli(γ) trial: true means "stop".
     #[inline]
     pub fn stops(&self, rng: &mut SecureRng) -> bool {
-        match &self.gamma {
-            StopProb::Small { num, den } => rng.below_u128(*den) < *num,
-            StopProb::Big(g) => {
-                let (num, den) = (g.numer().magnitude(), g.denom().magnitude());
-                &below_big(rng, den) < num
-            }
-        }
+        rng.below_u128(self.den) < self.num
     }
 
     /// One draw on {1, 2, …}.
@@ -277,10 +275,11 @@ mod tests {
         }
         assert!(Geometric::from_rate(0, 1).is_err());
         assert!(Geometric::from_rate(1, u64::MAX).is_err());
-        // A tiny f64 γ takes the bignum path and still works.
-        let g = GeometricTrials::from_success_prob(1e-30).unwrap();
-        assert!(matches!(g.gamma, StopProb::Big(_)));
-        let mut rng = SecureRng::seeded(35);
-        assert!(!g.stops(&mut rng));
+        // Liveness: a γ whose expected number of trials is astronomical is refused.
+        let e = GeometricTrials::from_success_prob(1e-30).unwrap_err();
+        assert!(e.to_string().contains("`gamma`"), "{e}");
+        assert!(GeometricTrials::from_success_ratio(1, 1 << 31).is_err());
+        assert!(GeometricTrials::from_success_prob(MIN_STOP_PROB).is_ok());
+        assert!(GeometricTrials::from_success_ratio(1, 1 << 30).is_ok());
     }
 }

@@ -11,6 +11,8 @@ use crate::error::{check_non_negative, check_open_unit, Error, Result};
 
 /// Largest supported η (the cost grows linearly with ⌈η⌉).
 const MAX_ETA: f64 = 1000.0;
+/// Largest accepted expected number of coin flips per draw (2^32, seconds at worst).
+const MAX_WORK: f64 = 4294967296.0;
 
 /// The shape η, exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +43,9 @@ enum Shape {
 ///   ∏_{i<k} (η+i)/(⌈η⌉+i) <= 1; the accepted law is ∝ (1-γ)^k ∏_{ℓ<k}(ℓ+η)/(ℓ+1).
 ///
 /// Preconditions: 0 <= η <= 1000 (Definition 1 allows η ∈ (-1, 0); like dp_accounting we
-/// refuse it), 0 < γ < 1; γ and η are `f64`s taken exactly as rationals.
+/// refuse it), 0 < γ < 1; γ and η are `f64`s taken exactly as rationals. Liveness: the
+/// expected number of coin flips per draw, about ⌈η⌉/γ (1/(γ² ln(1/γ)) for η = 0), must be
+/// <= 2^32, e.g. γ >= about 5e-6 for the logarithmic case (mean up to about 1.6·10^4).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TruncatedNegativeBinomial {
     shape: Shape,
@@ -64,6 +68,20 @@ impl TruncatedNegativeBinomial {
             return Err(Error::invalid("eta", eta, "must be <= 1000"));
         }
         check_open_unit("gamma", gamma)?;
+        // Liveness: the logarithmic sampler needs about 1/(γ² ln(1/γ)) flips per draw (1/γ per
+        // proposal, acceptance γ ln(1/γ)/(1-γ)); the others about ⌈η⌉/γ.
+        let work = if eta == 0.0 {
+            1.0 / (gamma * gamma * -gamma.ln())
+        } else {
+            eta.ceil() / gamma
+        };
+        if work > MAX_WORK {
+            return Err(Error::invalid(
+                "gamma",
+                gamma,
+                format!("too small for eta = {eta}: a draw would need about {work:.1e} coin flips (limit 2^32)"),
+            ));
+        }
         let trials = GeometricTrials::from_success_prob(gamma)?;
         let shape = Self::shape(eta, &exact_rational("eta", eta)?)?;
         Ok(Self { shape, eta, trials })
@@ -268,5 +286,10 @@ mod tests {
             assert!(e.to_string().contains("`gamma`"), "{e}");
         }
         assert!(TruncatedNegativeBinomial::new(1e-300, 0.5).is_err());
+        // Liveness limits name gamma.
+        let e = TruncatedNegativeBinomial::logarithmic(1e-6).unwrap_err();
+        assert!(e.to_string().contains("`gamma`"), "{e}");
+        assert!(TruncatedNegativeBinomial::logarithmic(1e-4).is_ok());
+        assert!(TruncatedNegativeBinomial::new(1000.0, 1e-7).is_err());
     }
 }
