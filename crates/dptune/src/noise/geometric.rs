@@ -78,7 +78,7 @@ impl Geometric {
         (self.s, self.t)
     }
 
-    /// E[K] = 1/(e^x - 1).
+    /// E\[K\] = 1/(e^x - 1).
     pub fn mean(&self) -> f64 {
         1.0 / (self.s as f64 / self.t as f64).exp_m1()
     }
@@ -100,12 +100,8 @@ impl Geometric {
     }
 }
 
-/// Smallest accepted stop probability (2^-30): the expected number of trials, 1/γ, stays
-/// below about 10^9, so a draw always finishes in seconds at worst.
-pub const MIN_STOP_PROB: f64 = 1.0 / (1u64 << 30) as f64;
-
 /// Number of trials on {1, 2, …} up to and including the first stop, where each trial stops
-/// independently with probability γ: P[K = k] = γ(1 - γ)^{k-1}, E[K] = 1/γ. γ is a **stop
+/// independently with probability γ: P[K = k] = γ(1 - γ)^{k-1}, E\[K\] = 1/γ. γ is a **stop
 /// (success) probability**, not a rate or a scale.
 ///
 /// Algorithm: the definition itself, with each trial an exact Bernoulli(γ) for rational γ
@@ -113,7 +109,7 @@ pub const MIN_STOP_PROB: f64 = 1.0 / (1u64 << 30) as f64;
 /// "Bernoulli(p), p = a/b rational"). Exact because nothing but integer comparisons is used.
 /// Cost: 1/γ trials on average, one or two 64-bit draws each (about 6 µs for a mean of 1000).
 ///
-/// Preconditions: 2^-30 <= γ < 1 ([`MIN_STOP_PROB`]; smaller γ would make a draw take
+/// Preconditions: 2^-30 <= γ < 1 ([`GeometricTrials::MIN_STOP_PROB`]; smaller γ would make a draw take
 /// minutes to years, a liveness hazard). γ = num/den is held exactly with a 128-bit
 /// denominator (every `f64` γ >= 2^-30 has one).
 #[derive(Debug, Clone, PartialEq)]
@@ -124,12 +120,16 @@ pub struct GeometricTrials {
 }
 
 impl GeometricTrials {
+    /// Smallest accepted stop probability (2^-30): the expected number of trials, 1/γ, stays
+    /// below about 10^9, so a draw always finishes in seconds at worst.
+    pub const MIN_STOP_PROB: f64 = 1.0 / (1u64 << 30) as f64;
+
     /// Stop probability γ ∈ (0, 1) given as an `f64` (converted exactly to a rational).
     pub fn from_success_prob(gamma: f64) -> Result<Self> {
         check_open_unit("gamma", gamma)?;
         let exact = exact_rational("gamma", gamma)?;
         match (exact.numer().to_u128(), exact.denom().to_u128()) {
-            (Some(num), Some(den)) if gamma >= MIN_STOP_PROB => Ok(Self {
+            (Some(num), Some(den)) if gamma >= Self::MIN_STOP_PROB => Ok(Self {
                 num,
                 den,
                 gamma_f64: gamma,
@@ -170,7 +170,7 @@ impl GeometricTrials {
         self.gamma_f64
     }
 
-    /// E[K] = 1/γ.
+    /// E\[K\] = 1/γ.
     pub fn mean(&self) -> f64 {
         1.0 / self.gamma_f64
     }
@@ -279,7 +279,7 @@ mod tests {
         let e = GeometricTrials::from_success_prob(1e-30).unwrap_err();
         assert!(e.to_string().contains("`gamma`"), "{e}");
         assert!(GeometricTrials::from_success_ratio(1, 1 << 31).is_err());
-        assert!(GeometricTrials::from_success_prob(MIN_STOP_PROB).is_ok());
+        assert!(GeometricTrials::from_success_prob(GeometricTrials::MIN_STOP_PROB).is_ok());
         assert!(GeometricTrials::from_success_ratio(1, 1 << 30).is_ok());
     }
 }

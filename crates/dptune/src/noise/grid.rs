@@ -126,7 +126,7 @@ fn add_up(a: f64, b: f64) -> f64 {
 ///
 /// Construction (Google, "Secure Noise Generation", June 2020, **Proposition 1**; THEORY.md
 /// §14.2): r = the smallest power of two >= (Δ/ε)·2^-40; output round_r(value) + i·r with i
-/// discrete Laplace, P[i] ∝ exp(-|i|·x), where x = r·ε/(Δ + r) **rounded down** to a multiple of
+/// discrete Laplace, P\[i\] ∝ exp(-|i|·x), where x = r·ε/(Δ + r) **rounded down** to a multiple of
 /// 2^-63 (so the noise is, if anything, wider).
 ///
 /// **How the rounding is charged:** for neighbouring inputs |f(D) - f(D')| <= Δ, and rounding
@@ -233,8 +233,10 @@ impl GridLaplace {
 /// **How the rounding is charged:** rounding moves each coordinate by at most r/2, so the
 /// rounded vectors of neighbouring inputs are within L2 distance Δ + r·√dim
 /// ([`GridGaussian::effective_sensitivity`]). The discrete Gaussian mechanism is then
-/// ρ-zCDP with ρ = (Δ + r√dim)²/(2·r²·n) ([`GridGaussian::rho`], rounded up). CKS20's
-/// multi-dimensional slack term is of order e^{-π²n} with n >= 2^58 and vanishes.
+/// ρ-zCDP with ρ = (Δ + r√dim)²/(2·r²·n) ([`GridGaussian::rho`], rounded up). CKS20 add a
+/// slack term for several independent coordinates (THEORY.md §14.3 marks its exact form as
+/// unconfirmed); it decays like e^{-cπ²n} for a constant c, and with n >= 2^58 it is far
+/// below the one-ulp upward rounding of ρ.
 ///
 /// Preconditions: Δ > 0, σ > 0 finite, dim >= 1; σ·2^-30 must be a normal `f64`.
 #[derive(Debug, Clone, PartialEq)]

@@ -124,7 +124,7 @@ impl TruncatedNegativeBinomial {
         self.trials.success_prob()
     }
 
-    /// E[K] = η(1-γ)/(γ(1-γ^η)) ((1/γ - 1)/ln(1/γ) at η = 0), evaluated stably as
+    /// E\[K\] = η(1-γ)/(γ(1-γ^η)) ((1/γ - 1)/ln(1/γ) at η = 0), evaluated stably as
     /// 1/(γ·a·b) with a = expm1(η ln γ)/(η ln γ) and b = ln(γ)/(γ - 1) (dp_accounting's form,
     /// THEORY.md §7.1), using the series of a near η ln γ = 0.
     pub fn mean(&self) -> f64 {
