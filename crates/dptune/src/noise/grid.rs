@@ -273,14 +273,22 @@ impl GridGaussian {
             .to_u64()
             .ok_or_else(|| Error::invalid("sigma", sigma, "grid variance overflows"))?;
         let noise = DiscreteGaussian::new(grid_variance, 1)?;
-        Ok(Self {
+        let mechanism = Self {
             sensitivity,
             sigma,
             dim,
             grid,
             grid_variance,
             noise,
-        })
+        };
+        if !mechanism.rho().is_finite() {
+            return Err(Error::invalid(
+                "sigma",
+                sigma,
+                "too small for the sensitivity: rho overflows f64",
+            ));
+        }
+        Ok(mechanism)
     }
 
     /// The grid resolution r (a power of two).
@@ -321,11 +329,8 @@ impl GridGaussian {
     /// ρ = (Δ + r√dim)²/(2·r²·n), the zCDP cost of one release of all `dim` coordinates,
     /// rounded up.
     pub fn rho(&self) -> f64 {
-        let eff = self.effective_sensitivity();
-        let num = up(eff * eff, 1);
-        let r = self.resolution();
-        let den = (2.0 * r * r * (self.grid_variance as f64).next_down()).next_down();
-        up(num / den, 1)
+        let ratio = up(self.effective_sensitivity() / self.effective_sigma(), 1);
+        up(ratio * ratio / 2.0, 1)
     }
 
     /// The integer noise in grid units.
@@ -501,5 +506,53 @@ mod tests {
         assert!(e.to_string().contains("`epsilon`"), "{e}");
         let e = GridGaussian::new(1.0, 1.0, 0).unwrap_err();
         assert!(e.to_string().contains("`dim`"), "{e}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Constructors never panic on arbitrary f64 input, and whatever they accept releases
+        /// every finite value onto its grid.
+        /// The same over positive parameters spread across the whole exponent range.
+        #[test]
+        fn wide_range_parameters_never_panic(
+            ea in -1070i32..1023,
+            eb in -1070i32..1023,
+            v in proptest::num::f64::NORMAL,
+            seed in 0u64..1000,
+        ) {
+            let (a, b) = (1.37 * 2f64.powi(ea), 1.11 * 2f64.powi(eb));
+            let mut rng = SecureRng::seeded(seed);
+            if let Ok(m) = GridLaplace::new(a, b) {
+                let out = m.release(&mut rng, v).unwrap();
+                proptest::prop_assert!(out.is_infinite() || on_grid(out, m.resolution()));
+            }
+            if let Ok(m) = GridGaussian::new(a, b, 3) {
+                let out = m.release(&mut rng, v).unwrap();
+                proptest::prop_assert!(out.is_infinite() || on_grid(out, m.resolution()));
+                proptest::prop_assert!(m.rho().is_finite() && m.rho() > 0.0);
+            }
+        }
+
+        #[test]
+        fn arbitrary_parameters_never_panic(
+            a in proptest::num::f64::ANY,
+            b in proptest::num::f64::ANY,
+            v in proptest::num::f64::NORMAL,
+            dim in 0usize..5,
+            seed in 0u64..1000,
+        ) {
+            let mut rng = SecureRng::seeded(seed);
+            if let Ok(m) = GridLaplace::new(a, b) {
+                let out = m.release(&mut rng, v).unwrap();
+                proptest::prop_assert!(out.is_infinite() || on_grid(out, m.resolution()));
+                proptest::prop_assert!(m.effective_sensitivity() > m.sensitivity());
+            }
+            if let Ok(m) = GridGaussian::new(a, b, dim) {
+                let out = m.release(&mut rng, v).unwrap();
+                proptest::prop_assert!(out.is_infinite() || on_grid(out, m.resolution()));
+                proptest::prop_assert!(m.rho().is_finite() && m.rho() > 0.0);
+            }
+        }
     }
 }
