@@ -274,6 +274,10 @@ mod tests {
             assert!(e.to_string().contains("`rate`"), "{e}");
         }
         assert!(Geometric::from_rate(0, 1).is_err());
+        assert_eq!(
+            Geometric::from_rate_f64(0.25).unwrap(),
+            Geometric::from_rate(1, 4).unwrap()
+        );
         assert!(Geometric::from_rate(1, u64::MAX).is_err());
         // Liveness: a γ whose expected number of trials is astronomical is refused.
         let e = GeometricTrials::from_success_prob(1e-30).unwrap_err();

@@ -81,4 +81,35 @@ mod tests {
         let other = SecureRng::seeded(2025).streams();
         assert_ne!(task(&other, 0), sequential[0]);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// No constructor panics on arbitrary `f64` input; the constant-cost samplers that
+        /// accept a parameter draw from it without panicking.
+        #[test]
+        fn constructors_never_panic(
+            x in proptest::num::f64::ANY,
+            e in -1070i32..1023,
+            y in proptest::num::f64::ANY,
+            seed in 0u64..1000,
+        ) {
+            let mut rng = SecureRng::seeded(seed);
+            for v in [x, 1.37 * 2f64.powi(e)] {
+                if let Ok(d) = DiscreteLaplace::from_scale_f64(v) {
+                    d.sample(&mut rng);
+                }
+                if let Ok(d) = DiscreteGaussian::from_sigma(v) {
+                    d.sample(&mut rng);
+                }
+                if let Ok(d) = Geometric::from_rate_f64(v) {
+                    d.sample(&mut rng);
+                }
+                let _ = GeometricTrials::from_success_prob(v);
+                let _ = Poisson::from_mean(v);
+                let _ = TruncatedNegativeBinomial::new(v, y);
+                let _ = TruncatedNegativeBinomial::new(y, v);
+            }
+        }
+    }
 }
