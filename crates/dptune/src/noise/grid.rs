@@ -504,12 +504,19 @@ mod tests {
         assert!(e.to_string().contains("`epsilon`"), "{e}");
         let e = GridLaplace::new(1.0, 1e-30).unwrap_err();
         assert!(e.to_string().contains("`epsilon`"), "{e}");
+        // Found by proptest: ρ = (Δ/σ)²/2 would overflow f64.
+        let e = GridGaussian::new(5.0681610468723383e157, 4.830745140065538e-118, 1).unwrap_err();
+        assert!(e.to_string().contains("`sigma`"), "{e}");
         let e = GridGaussian::new(1.0, 1.0, 0).unwrap_err();
         assert!(e.to_string().contains("`dim`"), "{e}");
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 64,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
 
         /// Constructors never panic on arbitrary f64 input, and whatever they accept releases
         /// every finite value onto its grid.

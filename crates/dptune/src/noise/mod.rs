@@ -83,7 +83,11 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 64,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
 
         /// No constructor panics on arbitrary `f64` input; the constant-cost samplers that
         /// accept a parameter draw from it without panicking.
