@@ -110,6 +110,23 @@ impl Repeats {
         Self::tnb(eta, lo)
     }
 
+    /// The probability generating function G(x) = E[x^K], x ∈ [0, 1], in cancellation-free
+    /// forms: geometric γx/(1 − (1−γ)x); logarithmic ln(1 − (1−γ)x)/ln γ; D_{η,γ} (η > 0)
+    /// ((1 − (1−γ)x)^{−η} − 1)/(γ^{−η} − 1); Poisson exp(μ(x − 1)).
+    pub fn pgf(&self, x: f64) -> f64 {
+        match *self {
+            Repeats::Poisson { mean } => (mean * (x - 1.0)).exp(),
+            Repeats::TruncatedNegativeBinomial { eta, gamma } => {
+                let l = (-(1.0 - gamma) * x).ln_1p();
+                if eta == 0.0 {
+                    l / gamma.ln()
+                } else {
+                    (-eta * l).exp_m1() / (-eta * gamma.ln()).exp_m1()
+                }
+            }
+        }
+    }
+
     /// E[K].
     pub fn mean(&self) -> f64 {
         match *self {
@@ -170,6 +187,44 @@ pub fn repeat_rdp(base: &RdpCurve, repeats: &Repeats, orders: &[f64]) -> Result<
         orders.to_vec(),
         values.into_iter().map(|v| v.max(0.0)).collect(),
     )
+}
+
+/// The exact output distribution of "run a base mechanism K times, release the best" when the
+/// base has finitely many totally ordered outcomes 0 < 1 < … < n−1 with probabilities `base`
+/// and K is independent of the runs with generating function `pgf` (THEORY.md §6.2):
+/// P[best ≤ v] = G(F(v)), so P[best = v] = G(F(v)) − G(F(v − 1)); the second value returned is
+/// P[⊥] = G(0) (no run at all). This is the exact oracle the tests use to check the theorems.
+pub fn best_of_k_pmf(base: &[f64], pgf: impl Fn(f64) -> f64) -> Result<(Vec<f64>, f64)> {
+    if base.is_empty() || base.iter().any(|p| !(p.is_finite() && *p >= 0.0)) {
+        return Err(Error::invalid(
+            "base",
+            base.len(),
+            "a pmf of finite non-negative values",
+        ));
+    }
+    let total: f64 = base.iter().sum();
+    if (total - 1.0).abs() > 1e-12 {
+        return Err(Error::invalid(
+            "base",
+            total,
+            "the probabilities must sum to 1",
+        ));
+    }
+    let bottom = pgf(0.0);
+    let mut cdf = 0.0;
+    let mut prev = bottom;
+    let out = base
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            cdf += p;
+            let g = if i + 1 == base.len() { 1.0 } else { pgf(cdf) };
+            let mass = g - prev;
+            prev = g;
+            mass
+        })
+        .collect();
+    Ok((out, bottom))
 }
 
 /// [`repeat_rdp`] on dp_accounting's default order grid.

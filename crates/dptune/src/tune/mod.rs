@@ -2,12 +2,18 @@
 //! traits, and the tuners (Liu–Talwar, Papernot–Steinke, exhaustive composition, split–tune–final)
 //! with non-private baselines clearly marked.
 
+pub mod baseline;
 pub mod candidate;
 pub mod cost;
+pub mod flow;
+pub mod runs;
 pub mod space;
 pub mod split;
+pub mod tuner;
 
 pub use candidate::{Candidate, Learner, PrivateCandidate, Records, RunResult, Scorer};
 pub use cost::{calibrate, exhaustive_share, tuning_cost, Method};
+pub use flow::{split_tune_final, DpTuned, Fractions, Privacy};
 pub use space::{Config, Domain, SearchSpace, Value};
 pub use split::{split_by_coin, Split};
+pub use tuner::{Progress, Selected, TuneOptions, Tuner};

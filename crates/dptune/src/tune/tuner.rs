@@ -1,0 +1,216 @@
+//! Running a tuning: private selection from private candidates.
+//!
+//! The number of runs K is part of the secret (THEORY.md §6.2, §15): releasing it, logging it,
+//! or exposing it through progress reports breaks the theorems (best-of-fixed-K can lose ≈ Kε).
+//! So the tuner returns only the best candidate and the guarantee, and progress callbacks are
+//! driven by a clock, not by finished runs: they carry elapsed time only.
+//!
+//! Threat model: whoever can time the whole tuning learns roughly how many runs it made. For an
+//! analyst who sees wall time, [`TuneOptions::cap`] always runs a data-independent number T of
+//! runs and keeps the first min(K, T); the truncation is charged by the truncation lemma
+//! (THEORY.md §6.2) at the cost of converting to (ε, δ).
+//!
+//! Runs execute in parallel (rayon). Run i draws its configuration and its noise from stream i
+//! of the tuner's generator, so a seeded tuning gives the same result on 1 or N threads.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::error::{check_delta, Error, Result};
+use crate::noise::SecureRng;
+use crate::privacy::repeat::{truncation_delta, Repeats};
+use crate::privacy::{Guarantee, Release};
+
+use super::candidate::{Candidate, Learner, PrivateCandidate, RunResult, Scorer};
+use super::cost::{tuning_cost, Method};
+use super::runs::{draw_runs, tail_probability};
+use super::space::SearchSpace;
+use super::split::Split;
+
+/// What a tuning releases: the best candidate, or `None` (⊥) where the method can end without
+/// one, together with the whole tuning's guarantee. Never the number of runs.
+pub type Selected<M> = Release<Option<Candidate<M>>>;
+
+/// What a progress callback learns: the time since the tuning started. Never the number of runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Time elapsed since the tuning started.
+    pub elapsed: Duration,
+}
+
+/// Options of a tuning run.
+#[derive(Default)]
+pub struct TuneOptions<'a> {
+    /// Always run exactly this many candidates (data-independent wall time) and keep the first
+    /// min(K, cap); the truncation is charged at `cap_delta` (see module doc).
+    pub cap: Option<u64>,
+    /// The δ at which a capped tuning is converted to (ε, δ) before the truncation term is added.
+    pub cap_delta: f64,
+    /// Called about every `tick` with the elapsed time.
+    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+    /// How often to call `progress` (default 200 ms).
+    pub tick: Option<Duration>,
+}
+
+/// A private tuner: a method, a search space, and the per-run allowance.
+pub struct Tuner<'a> {
+    method: Method,
+    space: &'a SearchSpace,
+    per_run: Guarantee,
+}
+
+impl<'a> Tuner<'a> {
+    /// A tuner for `method` over `space`, each run spending at most `per_run`. Exhaustive
+    /// search enumerates the grid of `space` instead of sampling it.
+    pub fn new(method: Method, space: &'a SearchSpace, per_run: Guarantee) -> Result<Self> {
+        if let Method::Exhaustive { runs } = method {
+            let grid = space.grid()?.len();
+            if grid != runs {
+                return Err(Error::invalid(
+                    "runs",
+                    runs,
+                    format!("an exhaustive search runs every grid point ({grid})"),
+                ));
+            }
+        }
+        Ok(Self {
+            method,
+            space,
+            per_run,
+        })
+    }
+
+    /// What the whole tuning spends under `options` (public: computed before any run).
+    pub fn cost(&self, options: &TuneOptions<'_>) -> Result<Guarantee> {
+        let cost = tuning_cost(&self.method, &self.per_run)?;
+        let Some(cap) = options.cap else {
+            return Ok(cost);
+        };
+        let repeats = match self.method {
+            Method::RepeatAndSelect(r) => r,
+            Method::Threshold { gamma, .. } => Repeats::geometric(gamma)?,
+            Method::Exhaustive { .. } => return Ok(cost),
+        };
+        check_delta("cap_delta", options.cap_delta)?;
+        if options.cap_delta == 0.0 && cost.pure_eps().is_none() {
+            return Err(Error::invalid(
+                "cap_delta",
+                0.0,
+                "a capped tuning is converted to (eps, delta): give delta > 0",
+            ));
+        }
+        let eps = cost.epsilon(options.cap_delta)?;
+        let delta = truncation_delta(eps, options.cap_delta, tail_probability(&repeats, cap)?)?;
+        if delta >= 1.0 {
+            return Err(Error::invalid(
+                "cap",
+                cap,
+                "too small: the truncation term reaches 1",
+            ));
+        }
+        Guarantee::approx(eps, delta, self.per_run.neighbours())
+    }
+
+    /// Runs the tuning on `data` (trained on `split.first`, scored on `split.second`) and
+    /// releases the best candidate, or `None` (⊥) where the method can end without one
+    /// (Poisson K = 0; no score reached the threshold), together with the whole cost.
+    pub fn run<L: Learner, S: Scorer<L>>(
+        &self,
+        learner: &L,
+        scorer: &S,
+        data: &L::Data,
+        split: &Split,
+        options: &TuneOptions<'_>,
+        rng: &mut SecureRng,
+    ) -> Result<Selected<L::Model>> {
+        let spent = self.cost(options)?;
+        let candidate = PrivateCandidate::new(learner, scorer);
+        let streams = rng.streams();
+        let (k, grid) = match self.method {
+            Method::RepeatAndSelect(r) => (draw_runs(&r, rng)?, None),
+            Method::Threshold { gamma, .. } => (draw_runs(&Repeats::geometric(gamma)?, rng)?, None),
+            Method::Exhaustive { runs } => (runs as u64, Some(self.space.grid()?)),
+        };
+        let executed = options.cap.unwrap_or(k);
+        let kept = k.min(executed);
+        let threshold = match self.method {
+            Method::Threshold { threshold, .. } => Some(threshold),
+            _ => None,
+        };
+        let job = |i: u64| -> Result<Option<(u64, Candidate<L::Model>)>> {
+            let mut r = streams.get(i);
+            let config = match &grid {
+                Some(g) => g[i as usize].clone(),
+                None => self.space.sample(&mut r),
+            };
+            match candidate.run(config, data, split, &self.per_run, &mut r)? {
+                RunResult::Scored(c) if i < kept => Ok(Some((i, c))),
+                _ => Ok(None),
+            }
+        };
+        let best = with_progress(options, || run_all(executed, threshold, &job))?;
+        Ok(Release {
+            value: best.map(|(_, c)| c),
+            spent,
+        })
+    }
+}
+
+/// Runs `job(0..n)` in parallel and keeps the best scored candidate (ties to the lower index),
+/// or with a threshold the lowest-index candidate whose score reaches it.
+fn run_all<M: Send>(
+    n: u64,
+    threshold: Option<f64>,
+    job: &(dyn Fn(u64) -> Result<Option<(u64, Candidate<M>)>> + Sync),
+) -> Result<Option<(u64, Candidate<M>)>> {
+    let better = |a: (u64, Candidate<M>), b: (u64, Candidate<M>)| -> (u64, Candidate<M>) {
+        let a_wins = match threshold {
+            // First (lowest index) run that reaches the threshold.
+            Some(_) => a.0 < b.0,
+            None => a.1.score > b.1.score || (a.1.score == b.1.score && a.0 < b.0),
+        };
+        if a_wins {
+            a
+        } else {
+            b
+        }
+    };
+    (0..n)
+        .into_par_iter()
+        .map(|i| Ok(job(i)?.filter(|(_, c)| threshold.is_none_or(|t| c.score >= t))))
+        .try_reduce(
+            || None,
+            |a, b| {
+                Ok(match (a, b) {
+                    (Some(a), Some(b)) => Some(better(a, b)),
+                    (a, None) => a,
+                    (None, b) => b,
+                })
+            },
+        )
+}
+
+/// Calls `options.progress` from a ticker thread while `work` runs.
+fn with_progress<T: Send>(options: &TuneOptions<'_>, work: impl FnOnce() -> T + Send) -> T {
+    let Some(progress) = options.progress else {
+        return work();
+    };
+    let tick = options.tick.unwrap_or(Duration::from_millis(200));
+    let done = AtomicBool::new(false);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(tick);
+                progress(Progress {
+                    elapsed: start.elapsed(),
+                });
+            }
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
+}
