@@ -13,7 +13,7 @@
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
 
-use super::linalg::chol_inv;
+use super::linalg::{chol_inv, range_basis};
 use super::mechanisms::grid_gaussian_vector;
 use super::regression::{check_inputs, GpRegression, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
@@ -69,31 +69,22 @@ pub(crate) struct MveeWeights {
 /// Coordinates of the columns of `c` in a basis of its numerical range (r × N), scaled so that
 /// their rows are orthonormal (C = U_r S_r V_rᵀ ↦ V_rᵀ). The D-optimal weights and the constraint
 /// values are invariant under an invertible change of coordinates, and these start the
-/// multiplicative algorithm from a perfectly conditioned M̃ = (r/N)·I.
-fn reduced_coordinates(c: &DMatrix<f64>, rank_tol: f64) -> Result<DMatrix<f64>> {
-    let (ns, n) = c.shape();
+/// multiplicative algorithm from a perfectly conditioned M̃ = (r/N)·I. The range is found by
+/// pivoted Cholesky of C·Cᵀ (cheap when r is small), then an r × r eigendecomposition.
+fn reduced_coordinates(c: &DMatrix<f64>, rank_tol: f64) -> DMatrix<f64> {
     let tol2 = rank_tol * rank_tol;
-    if ns <= n {
-        // C Cᵀ = U S² Uᵀ; coordinates S_r⁻¹ U_rᵀ C = V_rᵀ.
-        let eig = (c * c.transpose()).symmetric_eigen();
-        let top = eig.eigenvalues.iter().cloned().fold(0.0, f64::max);
-        let keep: Vec<usize> = (0..ns)
-            .filter(|&i| top > 0.0 && eig.eigenvalues[i] > tol2 * top)
-            .collect();
-        let mut u = eig.eigenvectors.select_columns(&keep);
-        for (k, &i) in keep.iter().enumerate() {
-            u.column_mut(k).scale_mut(1.0 / eig.eigenvalues[i].sqrt());
-        }
-        Ok(u.tr_mul(c))
-    } else {
-        // Cᵀ C = V S² Vᵀ; coordinates V_rᵀ.
-        let eig = c.tr_mul(c).symmetric_eigen();
-        let top = eig.eigenvalues.iter().cloned().fold(0.0, f64::max);
-        let keep: Vec<usize> = (0..n)
-            .filter(|&i| top > 0.0 && eig.eigenvalues[i] > tol2 * top)
-            .collect();
-        Ok(eig.eigenvectors.select_columns(&keep).transpose())
+    let q = range_basis(&(c * c.transpose()), tol2);
+    let c0 = q.transpose() * c;
+    let eig = (&c0 * c0.transpose()).symmetric_eigen();
+    let top = eig.eigenvalues.iter().cloned().fold(0.0, f64::max);
+    let keep: Vec<usize> = (0..c0.nrows())
+        .filter(|&i| top > 0.0 && eig.eigenvalues[i] > tol2 * top)
+        .collect();
+    let mut w = eig.eigenvectors.select_columns(&keep);
+    for (k, &i) in keep.iter().enumerate() {
+        w.column_mut(k).scale_mut(1.0 / eig.eigenvalues[i].sqrt());
     }
+    w.transpose() * c0
 }
 
 /// Solves min log det M s.t. c_jᵀM⁻¹c_j ≤ 1 through its dual (D-optimal design) with the
@@ -107,7 +98,7 @@ pub(crate) fn mvee_weights(c: &DMatrix<f64>, cfg: &MveeConfig) -> Result<MveeWei
             reason: "non-finite entries".into(),
         });
     }
-    let ct = reduced_coordinates(c, cfg.rank_tol)?;
+    let ct = reduced_coordinates(c, cfg.rank_tol);
     let (r, n) = ct.shape();
     if r == 0 {
         return Err(Error::Numerical {
@@ -147,18 +138,6 @@ pub(crate) fn mvee_weights(c: &DMatrix<f64>, cfg: &MveeConfig) -> Result<MveeWei
         rank: r,
         iterations,
     })
-}
-
-/// tr(M) of the (rescaled) cloaking covariance for `c`: the expected squared norm of cloaking
-/// noise per unit s², used by the noise-aware CV score. Data-independent.
-pub(crate) fn cloaking_trace(c: &DMatrix<f64>, cfg: &MveeConfig) -> Result<f64> {
-    let w = mvee_weights(c, cfg)?;
-    let tr: f64 = c
-        .column_iter()
-        .zip(&w.lambda)
-        .map(|(col, l)| l * col.norm_squared())
-        .sum();
-    Ok(tr * w.q_max.max(1.0))
 }
 
 /// A cloaking noise covariance M whose constraint c_jᵀM⁻¹c_j ≤ 1 has been checked for every column
@@ -300,6 +279,9 @@ pub struct DpPredictions {
     /// The L2 sensitivity of the whitened prediction vector (d·max_j √(c_jᵀM⁻¹c_j) for cloaking,
     /// the RKHS bound for Hall et al.), before charging grid rounding.
     pub sensitivity: f64,
+    /// The sensitivity σ was calibrated for: `sensitivity` plus the grid rounding and a bound on
+    /// the floating-point error of the whitened predictions (DESIGN rule 1: rounding charged).
+    pub charged_sensitivity: f64,
     /// Spacing of the power-of-two noise grid.
     pub granularity: f64,
     /// How many training outputs were clipped into the declared range.
@@ -346,6 +328,7 @@ fn whitened_release(
         sigma: noisy.sigma,
         classic_sigma: (eps <= 1.0).then(|| classic_c_delta(delta) * sensitivity / eps),
         sensitivity,
+        charged_sensitivity: noisy.charged_sensitivity,
         granularity: noisy.granularity,
         clipped,
     })
