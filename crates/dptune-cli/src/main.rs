@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod gp;
 mod report;
 
 use report::{Failure, Report};
@@ -23,10 +24,15 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// DP Gaussian-process regression: private lengthscale selection and cloaked predictions.
+    Gp(gp::GpArgs),
+}
 
 fn run(command: Command) -> Result<Report, Failure> {
-    match command {}
+    match command {
+        Command::Gp(args) => gp::run(args),
+    }
 }
 
 fn main() -> ExitCode {
