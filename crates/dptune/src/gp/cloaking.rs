@@ -614,7 +614,11 @@ mod tests {
         let cov = CloakingCovariance::optimise(&c, &MveeConfig::default()).unwrap();
         let (eps, delta) = (1.0, 0.05);
         let mut rng = SecureRng::seeded(3);
-        let reps = 20_000;
+        let reps = if cfg!(debug_assertions) {
+            1_500
+        } else {
+            20_000
+        };
         for j in [0, 15, 29] {
             let v = cov.w.column(j) * 10.0; // whitened change when output j moves by d = 10
             let (mut sum, mut sum2) = (0.0, 0.0);
