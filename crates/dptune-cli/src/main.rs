@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod account;
 mod federated;
+mod gp;
 mod report;
 mod select;
 
@@ -33,6 +34,8 @@ enum Command {
     Select(select::SelectArgs),
     /// Federated private hyperparameter voting (DP-HYPE).
     Federated(federated::FederatedArgs),
+    /// DP Gaussian-process regression: private lengthscale selection and cloaked predictions.
+    Gp(gp::GpArgs),
 }
 
 fn run(command: Command, json: bool) -> Result<Report, Failure> {
@@ -40,6 +43,7 @@ fn run(command: Command, json: bool) -> Result<Report, Failure> {
         Command::Account(args) => account::run(args),
         Command::Select(args) => select::run(args),
         Command::Federated(args) => federated::run(args, json),
+        Command::Gp(args) => gp::run(args),
     }
 }
 

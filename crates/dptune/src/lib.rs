@@ -6,6 +6,7 @@
 //! * [`privacy`]: what a guarantee is and what it costs ([`privacy::Guarantee`], conversions,
 //!   Gaussian and subsampled-Gaussian accounting, composition, [`privacy::Ledger`]).
 //! * [`select`]: choosing among scored candidates privately.
+//! * [`gp`]: DP Gaussian-process regression by cloaking and private lengthscale selection.
 //!
 //! The library prints nothing; long-running work reports progress through callbacks.
 
@@ -14,6 +15,7 @@
 
 pub mod error;
 pub mod federated;
+pub mod gp;
 pub mod noise;
 pub mod privacy;
 pub mod select;

@@ -1,0 +1,532 @@
+//! `dptune gp`: private lengthscale selection and cloaked GP predictions.
+//!
+//! Splits the data into a training part (private outputs) and a held-out test part used only to
+//! report `test_rmse` (a non-private evaluation, labelled as such), selects ℓ on the training part
+//! by K-fold CV and the exponential mechanism, and releases cloaked predictions at the test inputs
+//! (and at a plotting grid with `--plot`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use dptune::gp::{
+    demo, private_gp, GpRegression, Kernel, MveeConfig, OutputRange, SelectionConfig, Utility,
+};
+use dptune::noise::SecureRng;
+use nalgebra::DMatrix;
+use serde_json::json;
+
+use crate::report::{fmt_param, Failure, Report};
+
+/// Score used for the selection.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum UtilityArg {
+    /// K-fold cross-validation, noise-aware residual norm (recommended).
+    Cv,
+    /// Noise-aware log marginal likelihood (documented alternative; weaker).
+    Lml,
+}
+
+/// Arguments of `dptune gp`.
+#[derive(Args)]
+pub struct GpArgs {
+    /// CSV file with a header row; without it the bundled diabetes demo (BMI → progression) runs.
+    #[arg(long, requires_all = ["x", "y", "y_range"])]
+    data: Option<PathBuf>,
+    /// Input columns of --data (names or 0-based indices, comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    x: Vec<String>,
+    /// Output column of --data (name or 0-based index).
+    #[arg(long)]
+    y: Option<String>,
+    /// Declared public output range LO,HI; outputs outside are clipped (and counted).
+    #[arg(long, value_delimiter = ',', num_args = 1, allow_hyphen_values = true)]
+    y_range: Option<Vec<f64>>,
+    /// Public lengthscale grid (comma-separated, in standardised input units).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    lengthscales: Option<Vec<f64>>,
+    /// Number of cross-validation folds.
+    #[arg(long, default_value_t = 5)]
+    folds: usize,
+    /// ε of the private selection (exponential mechanism).
+    #[arg(long, default_value_t = 1.0)]
+    eps_select: f64,
+    /// ε of the cloaked predictions.
+    #[arg(long, default_value_t = 1.0)]
+    eps_predict: f64,
+    /// δ of the cloaked predictions.
+    #[arg(long, default_value_t = 1e-5)]
+    delta: f64,
+    /// Signal standard deviation σ_f (public; default: range width / 4, or 80 for the demo).
+    #[arg(long)]
+    signal_sd: Option<f64>,
+    /// Noise variance as a fraction of σ_f² (public).
+    #[arg(long, default_value_t = 0.5)]
+    noise_ratio: f64,
+    /// Fraction of rows held out to report test_rmse.
+    #[arg(long, default_value_t = 0.2)]
+    test_frac: f64,
+    /// Selection score.
+    #[arg(long, value_enum, default_value = "cv")]
+    utility: UtilityArg,
+    /// Seed for a reproducible research run (NOT private against anyone who knows it); default:
+    /// operating-system entropy.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Draw data, non-private and private predictions to this SVG file.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+/// Inputs (standardised), raw outputs, and how to map the first input back for plotting.
+struct Loaded {
+    x: DMatrix<f64>,
+    y: Vec<f64>,
+    range: OutputRange,
+    signal_sd: f64,
+    source: String,
+    x_label: String,
+    y_label: String,
+    /// raw = std·scale + shift for the first input column.
+    shift: f64,
+    scale: f64,
+    scaling_note: String,
+}
+
+fn column_index(header: &csv::StringRecord, spec: &str) -> Result<usize, Failure> {
+    if let Some(i) = header.iter().position(|h| h.trim() == spec.trim()) {
+        return Ok(i);
+    }
+    match spec.trim().parse::<usize>() {
+        Ok(i) if i < header.len() => Ok(i),
+        _ => Err(Failure::input(format!(
+            "no column `{spec}` in the CSV header ({})",
+            header.iter().collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+fn load(args: &GpArgs) -> Result<Loaded, Failure> {
+    let Some(path) = &args.data else {
+        let (x, y) = demo::diabetes_bmi()?;
+        let (lo, hi) = demo::Y_RANGE;
+        return Ok(Loaded {
+            x,
+            y,
+            range: OutputRange::new(lo, hi)?,
+            signal_sd: args.signal_sd.unwrap_or(demo::SIGNAL_VAR.sqrt()),
+            source: "bundled diabetes (scikit-learn 1.5.2, BSD-3): BMI -> disease progression"
+                .into(),
+            x_label: "BMI (kg/m²)".into(),
+            y_label: "disease progression".into(),
+            shift: demo::BMI_CENTRE,
+            scale: demo::BMI_SCALE,
+            scaling_note: format!(
+                "x = (BMI - {})/{} (public constants)",
+                demo::BMI_CENTRE,
+                demo::BMI_SCALE
+            ),
+        });
+    };
+    let yr = args.y_range.as_deref().unwrap_or_default();
+    if yr.len() != 2 {
+        return Err(Failure::input("--y-range needs exactly LO,HI"));
+    }
+    let range = OutputRange::new(yr[0], yr[1])?;
+    let mut rdr = csv::Reader::from_path(path)
+        .map_err(|e| Failure::input(format!("cannot read {}: {e}", path.display())))?;
+    let header = rdr
+        .headers()
+        .map_err(|e| Failure::input(format!("bad CSV header in {}: {e}", path.display())))?
+        .clone();
+    let xi = args
+        .x
+        .iter()
+        .map(|s| column_index(&header, s))
+        .collect::<Result<Vec<_>, _>>()?;
+    if xi.is_empty() {
+        return Err(Failure::input("--x needs at least one column"));
+    }
+    let yspec = args.y.as_deref().unwrap_or_default();
+    let yi = column_index(&header, yspec)?;
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    let mut y = Vec::new();
+    for (line, rec) in rdr.records().enumerate() {
+        let rec = rec.map_err(|e| Failure::input(format!("CSV error: {e}")))?;
+        let num = |i: usize| -> Result<f64, Failure> {
+            let s = rec.get(i).unwrap_or("").trim();
+            s.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    Failure::input(format!(
+                        "row {}, column {}: `{s}` is not a finite number",
+                        line + 2,
+                        header.get(i).unwrap_or("?")
+                    ))
+                })
+        };
+        rows.push(xi.iter().map(|&i| num(i)).collect::<Result<_, _>>()?);
+        y.push(num(yi)?);
+    }
+    if rows.is_empty() {
+        return Err(Failure::input(format!(
+            "{} has no data rows",
+            path.display()
+        )));
+    }
+    // Inputs are public in the cloaking threat model (DPGP.md §2), so standardising them with
+    // their own mean and s.d. reveals nothing about the private outputs.
+    let (n, p) = (rows.len(), xi.len());
+    let mut x = DMatrix::from_fn(n, p, |i, j| rows[i][j]);
+    let mut shift = 0.0;
+    let mut scale = 1.0;
+    for j in 0..p {
+        let col = x.column(j);
+        let mean = col.mean();
+        let sd = (col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+        let sd = if sd > 0.0 { sd } else { 1.0 };
+        x.column_mut(j).apply(|v| *v = (*v - mean) / sd);
+        if j == 0 {
+            shift = mean;
+            scale = sd;
+        }
+    }
+    Ok(Loaded {
+        x,
+        y,
+        range,
+        signal_sd: args.signal_sd.unwrap_or(range.width() / 4.0),
+        source: path.display().to_string(),
+        x_label: header.get(xi[0]).unwrap_or("x").to_string(),
+        y_label: header.get(yi).unwrap_or("y").to_string(),
+        shift,
+        scale,
+        scaling_note: "inputs standardised by their own mean and s.d. (inputs are public in \
+                       the cloaking threat model)"
+            .into(),
+    })
+}
+
+/// Runs `dptune gp`.
+pub fn run(args: GpArgs) -> Result<Report, Failure> {
+    if let Some(p) = &args.plot {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !ext.eq_ignore_ascii_case("svg") {
+            return Err(Failure::input(format!(
+                "--plot {}: only .svg output is supported",
+                p.display()
+            )));
+        }
+    }
+    let data = load(&args)?;
+    let grid = args.lengthscales.clone().unwrap_or_else(demo::default_grid);
+    let signal_var = data.signal_sd * data.signal_sd;
+    let cfg = SelectionConfig {
+        grid: grid.clone(),
+        signal_var,
+        noise_var: args.noise_ratio * signal_var,
+        folds: args.folds,
+        eps_select: args.eps_select,
+        eps_predict: args.eps_predict,
+        delta: args.delta,
+        utility: match args.utility {
+            UtilityArg::Cv => Utility::CrossValidation,
+            UtilityArg::Lml => Utility::LogMarginalLikelihood,
+        },
+        mvee: MveeConfig::default(),
+    };
+    let mut rng = match args.seed {
+        Some(s) => SecureRng::seeded(s),
+        None => SecureRng::from_os()?,
+    };
+    let n = data.x.nrows();
+    let (train, test) = demo::holdout_split(n, args.test_frac, &mut rng)?;
+    let x_tr = demo::rows(&data.x, &train);
+    let y_tr = demo::pick(&data.y, &train);
+    let x_te = demo::rows(&data.x, &test);
+    let y_te = demo::pick(&data.y, &test);
+    // With --plot and 1-D inputs, the release also covers a grid across the training inputs (one
+    // release: the grid points are public inputs like the test points).
+    let plot_grid: Vec<f64> = if args.plot.is_some() && data.x.ncols() == 1 {
+        let lo = x_tr.column(0).min();
+        let hi = x_tr.column(0).max();
+        (0..100).map(|i| lo + (hi - lo) * i as f64 / 99.0).collect()
+    } else {
+        Vec::new()
+    };
+    let mut x_star = DMatrix::zeros(test.len() + plot_grid.len(), data.x.ncols());
+    x_star.rows_mut(0, test.len()).copy_from(&x_te);
+    for (i, g) in plot_grid.iter().enumerate() {
+        x_star[(test.len() + i, 0)] = *g;
+    }
+    let release = private_gp(&x_tr, &y_tr, data.range, &x_star, &cfg, &mut rng)?;
+    let sel = &release.value.selection;
+    let pred = &release.value.predictions;
+    let nt = test.len();
+    let test_rmse = (pred.values[..nt]
+        .iter()
+        .zip(&y_te)
+        .map(|(p, y)| (p - y).powi(2))
+        .sum::<f64>()
+        / nt as f64)
+        .sqrt();
+    let eps = release.spent.epsilon(args.delta)?;
+    let mean_sd = pred.noise_sd[..nt].iter().sum::<f64>() / nt as f64;
+    let clipped_note = format!(
+        "{} of {} training outputs were outside [{}, {}] and were clipped (not an error; this \
+         count is not private)",
+        pred.clipped,
+        train.len(),
+        data.range.lo(),
+        data.range.hi()
+    );
+    if let Some(path) = &args.plot {
+        // Non-private curve for the plot only: the posterior mean at the selected ℓ, not released.
+        let kernel = Kernel::new(sel.lengthscale, cfg.signal_var, cfg.noise_var)?;
+        let centred = data.range.clip(&y_tr)?.centred;
+        let gp = GpRegression::fit(&x_tr, &centred, kernel)?;
+        let nonpriv: Vec<f64> = gp
+            .predict(&x_star)?
+            .iter()
+            .map(|v| v + data.range.centre())
+            .collect();
+        let svg = render_svg(
+            &data, &x_tr, &y_tr, &x_te, &y_te, &x_star, &nonpriv, pred, nt,
+        );
+        std::fs::write(path, svg)
+            .map_err(|e| Failure::input(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let json = json!({
+        "lengthscale": sel.lengthscale,
+        "test_rmse": test_rmse,
+        "test_rmse_note": "evaluation on held-out outputs; not private, not covered by the guarantee",
+        "privacy": {
+            "epsilon": eps,
+            "delta": args.delta,
+            "eps_select": args.eps_select,
+            "eps_predict": args.eps_predict,
+            "neighbours": "replace_one",
+            "guarantee": release.spent,
+        },
+        "selection": {
+            "index": sel.index,
+            "grid": grid,
+            "utility": sel.utility,
+            "sensitivity": sel.sensitivity,
+            "folds": args.folds,
+        },
+        "predictions": {
+            "n_test": nt,
+            "n_plot_grid": plot_grid.len(),
+            "sigma": pred.sigma,
+            "classic_sigma_c_delta": pred.classic_sigma,
+            "sensitivity": pred.sensitivity,
+            "charged_sensitivity": pred.charged_sensitivity,
+            "granularity": pred.granularity,
+            "mean_noise_sd_at_test": mean_sd,
+        },
+        "data": {
+            "source": data.source,
+            "n_train": train.len(),
+            "n_test": nt,
+            "y_range": [data.range.lo(), data.range.hi()],
+            "clipped": pred.clipped,
+            "clipped_note": clipped_note,
+            "input_scaling": data.scaling_note,
+        },
+        "seeded": args.seed.is_some(),
+        "plot": args.plot.as_ref().map(|p| p.display().to_string()),
+    });
+    let mut human = String::new();
+    let _ = writeln!(human, "DP Gaussian-process regression (cloaking)");
+    let _ = writeln!(
+        human,
+        "  data:         {} ({} train / {} test)",
+        data.source,
+        train.len(),
+        nt
+    );
+    let _ = writeln!(human, "  inputs:       {}", data.scaling_note);
+    let _ = writeln!(human, "  clipping:     {clipped_note}");
+    let _ = writeln!(
+        human,
+        "  lengthscale:  {} (selected privately from {} candidates, {}-fold {:?}, Δu = {:.3})",
+        sel.lengthscale,
+        grid.len(),
+        args.folds,
+        sel.utility,
+        sel.sensitivity
+    );
+    let _ = writeln!(
+        human,
+        "  noise:        multiplier s = {:.4} (analytic Gaussian){}; mean noise s.d. at test points {:.3}",
+        pred.sigma,
+        pred.classic_sigma
+            .map(|c| format!(", paper's c(δ) form would give {c:.4}"))
+            .unwrap_or_default(),
+        mean_sd
+    );
+    let _ = writeln!(
+        human,
+        "  test RMSE:    {test_rmse:.3} (held-out outputs; evaluation only, not private)"
+    );
+    let _ = writeln!(
+        human,
+        "  privacy:      (ε = {}, δ = {}) replace-one = selection ε {} + predictions (ε {}, δ {})",
+        fmt_param(eps),
+        fmt_param(args.delta),
+        fmt_param(args.eps_select),
+        fmt_param(args.eps_predict),
+        fmt_param(args.delta)
+    );
+    if args.seed.is_some() {
+        let _ = writeln!(human, "  note:         seeded run: reproducible, NOT private against anyone who knows the seed");
+    }
+    if let Some(p) = &args.plot {
+        let _ = writeln!(human, "  plot:         {}", p.display());
+    }
+    Ok(Report {
+        json,
+        human: human.trim_end().to_string(),
+    })
+}
+
+/// A small hand-written SVG: training points, test points, the non-private mean (not released)
+/// and the private predictions with ±2 noise s.d.
+#[allow(clippy::too_many_arguments)]
+fn render_svg(
+    data: &Loaded,
+    x_tr: &DMatrix<f64>,
+    y_tr: &[f64],
+    x_te: &DMatrix<f64>,
+    y_te: &[f64],
+    x_star: &DMatrix<f64>,
+    nonpriv: &[f64],
+    pred: &dptune::gp::DpPredictions,
+    nt: usize,
+) -> String {
+    let raw = |v: f64| v * data.scale + data.shift;
+    let (w, h, m) = (760.0, 480.0, 60.0);
+    let xs: Vec<f64> = x_tr
+        .column(0)
+        .iter()
+        .chain(x_te.column(0).iter())
+        .map(|v| raw(*v))
+        .collect();
+    let (x0, x1) = (
+        xs.iter().cloned().fold(f64::INFINITY, f64::min),
+        xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+    );
+    let (y0, y1) = (data.range.lo(), data.range.hi());
+    let px = |x: f64| m + (x - x0) / (x1 - x0).max(1e-12) * (w - 2.0 * m);
+    let py = |y: f64| h - m - (y.clamp(y0, y1) - y0) / (y1 - y0) * (h - 2.0 * m);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">
+<rect width="100%" height="100%" fill="white"/>
+<line x1="{m}" y1="{b}" x2="{r}" y2="{b}" stroke="black"/><line x1="{m}" y1="{m}" x2="{m}" y2="{b}" stroke="black"/>
+<text x="{cx}" y="{tb}" text-anchor="middle">{xl}</text>
+<text x="15" y="{cy}" transform="rotate(-90 15 {cy})" text-anchor="middle">{yl}</text>
+<text x="{m}" y="{tb}" >{x0:.1}</text><text x="{r}" y="{tb}" text-anchor="end">{x1:.1}</text>
+<text x="{ml}" y="{b}" text-anchor="end">{y0}</text><text x="{ml}" y="{mt}" text-anchor="end">{y1}</text>
+"##,
+        b = h - m,
+        r = w - m,
+        cx = w / 2.0,
+        tb = h - m + 30.0,
+        cy = h / 2.0,
+        ml = m - 5.0,
+        mt = m + 4.0,
+        xl = data.x_label,
+        yl = data.y_label,
+    );
+    for (x, y) in x_tr.column(0).iter().zip(y_tr) {
+        let _ = writeln!(
+            s,
+            r##"<circle cx="{:.1}" cy="{:.1}" r="2" fill="#999"/>"##,
+            px(raw(*x)),
+            py(*y)
+        );
+    }
+    for (x, y) in x_te.column(0).iter().zip(y_te) {
+        let _ = writeln!(
+            s,
+            r##"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="none" stroke="#1b9e77"/>"##,
+            px(raw(*x)),
+            py(*y)
+        );
+    }
+    let grid: Vec<usize> = (nt..x_star.nrows()).collect();
+    if grid.is_empty() {
+        // Multi-dimensional inputs: private and non-private predictions at the test points.
+        for i in 0..nt {
+            let x = px(raw(x_star[(i, 0)]));
+            let _ = writeln!(
+                s,
+                r##"<circle cx="{x:.1}" cy="{:.1}" r="3" fill="#d95f02"/>"##,
+                py(pred.values[i])
+            );
+            let _ = writeln!(
+                s,
+                r##"<circle cx="{x:.1}" cy="{:.1}" r="3" fill="#7570b3"/>"##,
+                py(nonpriv[i])
+            );
+        }
+    } else {
+        let path = |f: &dyn Fn(usize) -> f64| {
+            grid.iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    format!(
+                        "{}{:.1},{:.1}",
+                        if k == 0 { "M" } else { "L" },
+                        px(raw(x_star[(i, 0)])),
+                        py(f(i))
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let upper = path(&|i| pred.values[i] + 2.0 * pred.noise_sd[i]);
+        let lower = path(&|i| pred.values[i] - 2.0 * pred.noise_sd[i]);
+        let _ = writeln!(
+            s,
+            r##"<path d="{upper}" fill="none" stroke="#d95f02" stroke-dasharray="4 3" stroke-width="1"/>"##
+        );
+        let _ = writeln!(
+            s,
+            r##"<path d="{lower}" fill="none" stroke="#d95f02" stroke-dasharray="4 3" stroke-width="1"/>"##
+        );
+        let _ = writeln!(
+            s,
+            r##"<path d="{}" fill="none" stroke="#d95f02" stroke-width="2"/>"##,
+            path(&|i| pred.values[i])
+        );
+        let _ = writeln!(
+            s,
+            r##"<path d="{}" fill="none" stroke="#7570b3" stroke-width="2"/>"##,
+            path(&|i| nonpriv[i])
+        );
+    }
+    let legend = [
+        ("#999", "training data"),
+        ("#1b9e77", "held-out test data"),
+        ("#7570b3", "non-private GP mean (not released)"),
+        ("#d95f02", "private cloaked predictions (± 2 noise s.d.)"),
+    ];
+    for (k, (c, t)) in legend.iter().enumerate() {
+        let y = m + 14.0 * k as f64;
+        let _ = writeln!(
+            s,
+            r##"<rect x="{}" y="{}" width="10" height="10" fill="{c}"/><text x="{}" y="{}">{t}</text>"##,
+            w - m - 260.0,
+            y - 9.0,
+            w - m - 245.0,
+            y
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}

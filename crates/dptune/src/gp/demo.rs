@@ -1,0 +1,161 @@
+//! The bundled demo: scikit-learn's diabetes data (BSD-3; provenance in
+//! `crates/dptune/data/PROVENANCE.md`), BMI → disease progression, with every constant public
+//! and stated, plus the **non-private** evaluation helpers used by the docs and tests.
+
+use nalgebra::DMatrix;
+
+use super::cloaking::{CloakingCovariance, MveeConfig};
+use super::mechanisms::analytic_gaussian_sigma;
+use super::regression::{GpRegression, Kernel, OutputRange};
+use crate::error::{Error, Result};
+use crate::noise::SecureRng;
+
+const DIABETES_CSV: &str = include_str!("../../data/diabetes.csv");
+
+/// Public BMI centre (WHO obesity threshold, kg/m²).
+pub const BMI_CENTRE: f64 = 30.0;
+/// Public BMI scale (width of one WHO BMI class, kg/m²).
+pub const BMI_SCALE: f64 = 5.0;
+/// Declared public output range for disease progression (DPGP.md §11.2).
+pub const Y_RANGE: (f64, f64) = (20.0, 350.0);
+/// σ_f² = 80².
+pub const SIGNAL_VAR: f64 = 6400.0;
+/// σ_n² = 0.5·σ_f².
+pub const NOISE_VAR: f64 = 3200.0;
+
+/// The demo's default lengthscale grid in scaled-BMI units: 2⁻³ … 2⁵.
+pub fn default_grid() -> Vec<f64> {
+    (-3..=5).map(|k| 2f64.powi(k)).collect()
+}
+
+/// The full diabetes table: column names and rows (442 × 11, last column `y`).
+pub fn diabetes_table() -> Result<(Vec<String>, Vec<Vec<f64>>)> {
+    let mut lines = DIABETES_CSV.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let row = line
+            .split(',')
+            .map(|v| v.parse::<f64>())
+            .collect::<std::result::Result<Vec<f64>, _>>()
+            .map_err(|e| Error::Data {
+                location: format!("bundled diabetes.csv line {}", i + 2),
+                reason: e.to_string(),
+            })?;
+        rows.push(row);
+    }
+    Ok((header, rows))
+}
+
+/// The demo data: scaled BMI (n × 1, x = (BMI − 30)/5) and the raw outputs.
+pub fn diabetes_bmi() -> Result<(DMatrix<f64>, Vec<f64>)> {
+    let (header, rows) = diabetes_table()?;
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| Error::Data {
+                location: "bundled diabetes.csv".into(),
+                reason: format!("no column {name}"),
+            })
+    };
+    let (b, y) = (col("bmi")?, col("y")?);
+    let x = DMatrix::from_fn(rows.len(), 1, |i, _| (rows[i][b] - BMI_CENTRE) / BMI_SCALE);
+    Ok((x, rows.iter().map(|r| r[y]).collect()))
+}
+
+/// A random split of `n` indices into (train, test) with `test_frac` of them held out.
+pub fn holdout_split(
+    n: usize,
+    test_frac: f64,
+    rng: &mut SecureRng,
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    if !(test_frac > 0.0 && test_frac < 1.0) {
+        return Err(Error::invalid("test_frac", test_frac, "must lie in (0, 1)"));
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = rng.below_u64(i as u64 + 1) as usize;
+        perm.swap(i, j);
+    }
+    let n_test = ((n as f64) * test_frac).round() as usize;
+    if n_test == 0 || n_test >= n {
+        return Err(Error::invalid(
+            "test_frac",
+            test_frac,
+            format!("leaves an empty part of {n} points"),
+        ));
+    }
+    let test = perm[..n_test].to_vec();
+    let train = perm[n_test..].to_vec();
+    Ok((train, test))
+}
+
+/// **Non-private evaluation** (reads held-out outputs; no guarantee): the expected RMSE of cloaked
+/// predictions at `x_te`, √(MSE of the mean predictions + s²·tr M / n*) (DPGP.md §11.2), and the
+/// RMSE of the non-private posterior mean.
+#[allow(clippy::too_many_arguments)]
+pub fn expected_dp_rmse(
+    x_tr: &DMatrix<f64>,
+    y_tr: &[f64],
+    x_te: &DMatrix<f64>,
+    y_te: &[f64],
+    range: OutputRange,
+    kernel: Kernel,
+    eps: f64,
+    delta: f64,
+    mvee: &MveeConfig,
+) -> Result<(f64, f64)> {
+    let c = range.clip(y_tr)?;
+    let gp = GpRegression::fit(x_tr, &c.centred, kernel)?;
+    let mean = gp.predict(x_te)?;
+    let mse = mean
+        .iter()
+        .zip(y_te)
+        .map(|(m, y)| (m + range.centre() - y).powi(2))
+        .sum::<f64>()
+        / y_te.len() as f64;
+    let cm = gp.prediction_matrix(x_te)?;
+    let cov = CloakingCovariance::optimise(&cm, mvee)?;
+    let s = analytic_gaussian_sigma(eps, delta, range.width() * cov.delta())?;
+    let noise = s * s * cov.matrix().trace() / y_te.len() as f64;
+    Ok(((mse + noise).sqrt(), mse.sqrt()))
+}
+
+/// Rows `idx` of `x`.
+pub fn rows(x: &DMatrix<f64>, idx: &[usize]) -> DMatrix<f64> {
+    x.select_rows(idx)
+}
+
+/// Entries `idx` of `y`.
+pub fn pick(y: &[f64], idx: &[usize]) -> Vec<f64> {
+    idx.iter().map(|&i| y[i]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_data_loads() {
+        let (h, rows) = diabetes_table().unwrap();
+        assert_eq!(h.len(), 11);
+        assert_eq!(rows.len(), 442);
+        let (x, y) = diabetes_bmi().unwrap();
+        assert_eq!(x.nrows(), 442);
+        assert_eq!(y[0], 151.0);
+        assert!((x[(0, 0)] - (32.1 - 30.0) / 5.0).abs() < 1e-12);
+        let mean: f64 = y.iter().sum::<f64>() / 442.0;
+        assert!((mean - 152.13).abs() < 0.01);
+        let mut rng = SecureRng::seeded(1);
+        let (tr, te) = holdout_split(442, 0.2, &mut rng).unwrap();
+        assert_eq!(te.len(), 88);
+        assert_eq!(tr.len() + te.len(), 442);
+        assert!(holdout_split(442, 1.0, &mut rng).is_err());
+    }
+}
