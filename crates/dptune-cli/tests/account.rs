@@ -176,3 +176,142 @@ fn bad_input_exits_2_naming_the_parameter() {
         "epsilon",
     );
 }
+
+#[test]
+fn repeat_matches_papernot_steinke_tables() {
+    // THEORY.md §7.8(a): DP-SGD q = 0.01, z = 1, 1000 steps; logarithmic mean 10 → 3.523 (the
+    // golden ps_dpsgd value on dp_accounting's grid; dptune may only be tighter).
+    let v = json(&[
+        "repeat",
+        "--base",
+        "dpsgd",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "1000",
+        "--repeats",
+        "logarithmic",
+        "--mean",
+        "10",
+        "--delta",
+        "1e-5",
+    ]);
+    let e = f(&v, "epsilon");
+    assert!(e <= 3.523 + 5e-4 && e > 3.50, "{e}");
+    // §7.8(b): Gaussian z = 3, geometric μ = 10 → 2.8773; Poisson μ = 10 → 3.1913.
+    let v = json(&[
+        "repeat",
+        "--base",
+        "gaussian",
+        "--noise-multiplier",
+        "3",
+        "--repeats",
+        "geometric",
+        "--mean",
+        "10",
+        "--delta",
+        "1e-5",
+    ]);
+    rel_close(f(&v, "epsilon"), 2.8773, 2e-5);
+    let v = json(&[
+        "repeat",
+        "--base",
+        "gaussian",
+        "--noise-multiplier",
+        "3",
+        "--repeats",
+        "poisson",
+        "--mean",
+        "10",
+        "--delta",
+        "1e-5",
+    ]);
+    rel_close(f(&v, "epsilon"), 3.1913, 2e-5);
+    // Corollary 3: a pure base with η = 0.5 costs 2.5 ε.
+    let v = json(&[
+        "repeat",
+        "--base",
+        "pure",
+        "--epsilon",
+        "0.5",
+        "--repeats",
+        "tnb",
+        "--eta",
+        "0.5",
+        "--mean",
+        "10",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_eq!(f(&v, "epsilon_pure"), 1.25);
+}
+
+#[test]
+fn repeat_bad_input_exits_2() {
+    refused(
+        &[
+            "repeat",
+            "--base",
+            "zcdp",
+            "--rho",
+            "0.1",
+            "--repeats",
+            "geometric",
+            "--gamma",
+            "1.5",
+            "--delta",
+            "1e-5",
+        ],
+        "gamma",
+    );
+    refused(
+        &[
+            "repeat",
+            "--base",
+            "pure",
+            "--epsilon",
+            "1",
+            "--repeats",
+            "tnb",
+            "--eta",
+            "0",
+            "--mean",
+            "1",
+            "--delta",
+            "1e-5",
+        ],
+        "mean",
+    );
+    refused(
+        &[
+            "repeat",
+            "--base",
+            "dpsgd",
+            "--sampling-rate",
+            "0.01",
+            "--repeats",
+            "poisson",
+            "--mean",
+            "3",
+            "--delta",
+            "1e-5",
+        ],
+        "noise-multiplier",
+    );
+    refused(
+        &[
+            "repeat",
+            "--base",
+            "gaussian",
+            "--noise-multiplier",
+            "2",
+            "--repeats",
+            "geometric",
+            "--delta",
+            "1e-5",
+        ],
+        "--mean",
+    );
+}

@@ -1,7 +1,10 @@
 //! Per-call timing of the accounting functions, for `bench/accounting/run.sh`.
 //!
 //! Usage: `account_timing <case> <repeats> <args...>` with case one of
-//! `dpsgd Q Z STEPS DELTA`, `zcdp RHO DELTA`, `rdp_table RHO DELTA`, `sigma EPS DELTA`.
+//! `dpsgd Q Z STEPS DELTA`, `zcdp RHO DELTA`, `rdp_table RHO DELTA`, `sigma EPS DELTA`,
+//! `repeat_gaussian Z ETA MEAN DELTA`, `repeat_dpsgd Q Z STEPS ETA MEAN DELTA` (ETA = inf for
+//! Poisson repeats). The repeat cases time the whole computation: base curve, Papernot–Steinke
+//! curve and conversion.
 //! Prints one JSON object: {"case", "eps" (or "sigma"), "us_per_call", "repeats"}.
 
 use std::hint::black_box;
@@ -9,9 +12,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use dptune::privacy::convert::{rdp_epsilon, zcdp_epsilon};
-use dptune::privacy::gaussian::gaussian_sigma;
+use dptune::privacy::gaussian::{gaussian_curve, gaussian_sigma};
+use dptune::privacy::repeat::Repeats;
 use dptune::privacy::subsampled::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::{default_orders, RdpCurve};
+use dptune::privacy::{Guarantee, Neighbours};
+use dptune::tune::{tuning_cost, Method};
 
 fn time(repeats: u32, mut f: impl FnMut() -> dptune::Result<f64>) -> dptune::Result<(f64, f64)> {
     let value = f()?;
@@ -23,6 +29,16 @@ fn time(repeats: u32, mut f: impl FnMut() -> dptune::Result<f64>) -> dptune::Res
         value,
         start.elapsed().as_secs_f64() * 1e6 / f64::from(repeats),
     ))
+}
+
+/// ε of the best of K runs of `base` (η = ∞ means Poisson repeats), as `dptune account repeat`.
+fn repeat_epsilon(base: &Guarantee, eta: f64, mean: f64, delta: f64) -> dptune::Result<f64> {
+    let repeats = if eta.is_infinite() {
+        Repeats::poisson(mean)?
+    } else {
+        Repeats::tnb_with_mean(eta, mean)?
+    };
+    tuning_cost(&Method::RepeatAndSelect(repeats), base)?.epsilon(delta)
 }
 
 fn run(args: &[String]) -> Result<String, String> {
@@ -59,6 +75,21 @@ fn run(args: &[String]) -> Result<String, String> {
         "sigma" => {
             let (eps, delta) = (num(2)?, num(3)?);
             time(repeats, || gaussian_sigma(eps, delta, 1.0))
+        }
+        "repeat_gaussian" => {
+            let (z, eta, mean, delta) = (num(2)?, num(3)?, num(4)?, num(5)?);
+            time(repeats, || {
+                let base = Guarantee::rdp(gaussian_curve(z, 1.0)?, Neighbours::AddRemove);
+                repeat_epsilon(&base, eta, mean, delta)
+            })
+        }
+        "repeat_dpsgd" => {
+            let (q, z, steps) = (num(2)?, num(3)?, num(4)? as u64);
+            let (eta, mean, delta) = (num(5)?, num(6)?, num(7)?);
+            time(repeats, || {
+                let base = Guarantee::rdp(dpsgd_curve(q, z, steps)?, Neighbours::AddRemove);
+                repeat_epsilon(&base, eta, mean, delta)
+            })
         }
         other => return Err(format!("unknown case {other}")),
     }

@@ -129,3 +129,63 @@ fn liu_talwar_and_corollary_three_pure() {
     }
     assert_eq!(n, 3);
 }
+
+/// ε of the whole tuning through the same path the tuners and the CLI use.
+fn tuned_epsilon(per_run: &dptune::privacy::Guarantee, inputs: &Value) -> f64 {
+    use dptune::tune::{tuning_cost, Method};
+    tuning_cost(&Method::RepeatAndSelect(repeats_of(inputs)), per_run)
+        .unwrap()
+        .epsilon(num(&inputs["delta"]))
+        .unwrap()
+}
+
+#[test]
+fn papernot_steinke_pure_base() {
+    use dptune::privacy::{Guarantee, Neighbours};
+    let mut n = 0;
+    for case in cases("ps_pure_base") {
+        let id = case["id"].as_str().unwrap();
+        let inputs = &case["inputs"];
+        let exp = &case["expected"];
+        let rel = num(&case["tolerance"]["rel"]);
+        let eps0 = num(&inputs["base"]["eps0"]);
+        // The tight RDP curve of ε₀-DP through Theorem 2/6 on the default grid.
+        let curve = RdpCurve::pure_dp(eps0).unwrap();
+        let out = repeat_rdp_default(&curve, &repeats_of(inputs)).unwrap();
+        let e = rdp_epsilon(&out, num(&inputs["delta"])).unwrap().eps;
+        assert_rel(e, num(&exp["eps_rdp_tight_base"]), rel, id);
+        // The tuner's cost keeps the best valid bound (Corollary 3 where it applies).
+        let g = Guarantee::pure(eps0, Neighbours::AddRemove).unwrap();
+        assert_rel(
+            tuned_epsilon(&g, inputs),
+            num(&exp["eps_best_valid"]),
+            rel,
+            id,
+        );
+        n += 1;
+    }
+    assert_eq!(n, 20);
+}
+
+#[test]
+fn papernot_steinke_dpsgd_base() {
+    use dptune::privacy::subsampled::dpsgd_guarantee;
+    let mut n = 0;
+    for case in cases("ps_dpsgd") {
+        let id = case["id"].as_str().unwrap();
+        let inputs = &case["inputs"];
+        let b = &inputs["base"];
+        let steps = b["steps"].as_u64().unwrap();
+        let g =
+            dpsgd_guarantee(num(&b["sampling_rate"]), num(&b["noise_multiplier"]), steps).unwrap();
+        let e = tuned_epsilon(&g, inputs);
+        // dptune's base curve is exact at fractional orders (dp_accounting's is an upper
+        // bound), so ε lies between the exact-base value and dp_accounting's.
+        let hi = num(&case["expected"]["eps"]);
+        let lo = num(&case["expected"]["eps_with_exact_base_rdp"]);
+        assert!(e <= hi * (1.0 + 1e-7), "{id}: {e} > dp_accounting {hi}");
+        assert!(e >= lo * (1.0 - 1e-7), "{id}: {e} < exact-base {lo}");
+        n += 1;
+    }
+    assert_eq!(n, 4);
+}

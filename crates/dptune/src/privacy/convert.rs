@@ -81,18 +81,44 @@ pub fn cks_epsilon_at(alpha: f64, r: f64, delta: f64) -> f64 {
 /// log δ at a single order (dp_accounting `compute_delta`): the smaller of the
 /// Bretagnolle–Huber term ½·ln(1 − e^{−r}) and (α−1)(r − ε + ln(1 − 1/α)) − ln α (α > 1.01).
 pub fn cks_log_delta_at(alpha: f64, r: f64, eps: f64) -> f64 {
-    if r.is_nan() || r == f64::INFINITY {
-        return 0.0;
+    CksLogDelta::new(alpha, r).at(eps)
+}
+
+/// [`cks_log_delta_at`] at one order as a function of ε: min(bh, c − s·ε) with the
+/// Bretagnolle–Huber term bh and the CKS term's intercept c and slope s = α − 1 precomputed,
+/// for callers that evaluate many ε at the same orders (Papernot–Steinke Theorem 6).
+#[derive(Debug, Clone, Copy)]
+pub struct CksLogDelta {
+    bh: f64,
+    cks: Option<(f64, f64)>,
+}
+
+impl CksLogDelta {
+    /// The terms for order `alpha` and RDP value `r`.
+    pub fn new(alpha: f64, r: f64) -> Self {
+        if r.is_nan() || r == f64::INFINITY {
+            return Self { bh: 0.0, cks: None };
+        }
+        if r <= 0.0 {
+            return Self {
+                bh: f64::NEG_INFINITY,
+                cks: None,
+            };
+        }
+        let bh = 0.5 * (-(-r).exp()).ln_1p();
+        let cks = (alpha > 1.01).then(|| {
+            let slope = alpha - 1.0;
+            (slope * (r + (-1.0 / alpha).ln_1p()) - alpha.ln(), slope)
+        });
+        Self { bh, cks }
     }
-    if r <= 0.0 {
-        return f64::NEG_INFINITY;
-    }
-    let bh = 0.5 * (-(-r).exp()).ln_1p();
-    if alpha > 1.01 {
-        let cks = (alpha - 1.0) * (r - eps + (-1.0 / alpha).ln_1p()) - alpha.ln();
-        bh.min(cks)
-    } else {
-        bh
+
+    /// log δ at `eps`.
+    pub fn at(&self, eps: f64) -> f64 {
+        match self.cks {
+            Some((intercept, slope)) => self.bh.min(intercept - slope * eps),
+            None => self.bh,
+        }
     }
 }
 

@@ -15,7 +15,7 @@
 //! *including the score* (THEORY.md §0.3); only the best run is released; the number of runs K is
 //! drawn independently of the data and is never released.
 
-use super::convert::{add_up, cks_log_delta_at, mul_up, round_up};
+use super::convert::{add_up, mul_up, round_up, CksLogDelta};
 use super::rdp::{default_orders, RdpCurve};
 use crate::error::{check_open_unit, check_positive, Error, Result};
 
@@ -165,23 +165,31 @@ pub fn repeat_rdp(base: &RdpCurve, repeats: &Repeats, orders: &[f64]) -> Result<
             }
             v
         }
-        Repeats::Poisson { mean } => orders
-            .iter()
-            .zip(&eps)
-            .map(|(&l, &e)| {
-                let eps_hat = (1.0 / (l - 1.0)).ln_1p();
-                let log_delta_hat = orders
-                    .iter()
-                    .zip(&eps)
-                    .map(|(&a, &r)| cks_log_delta_at(a, r, eps_hat))
-                    .fold(f64::INFINITY, f64::min);
-                let delta_hat = round_up(log_delta_hat.exp().min(1.0));
-                round_up(add_up(
-                    add_up(e, mul_up(mean, delta_hat)),
-                    mean.ln() / (l - 1.0),
-                ))
-            })
-            .collect(),
+        Repeats::Poisson { mean } => {
+            // log δ_j(ε̂) is min(BH_j, c_j − (α_j − 1)·ε̂) per order j: precompute the terms once,
+            // so each output order costs one pass of multiply-adds over the grid.
+            let terms: Vec<CksLogDelta> = orders
+                .iter()
+                .zip(&eps)
+                .map(|(&a, &r)| CksLogDelta::new(a, r))
+                .collect();
+            orders
+                .iter()
+                .zip(&eps)
+                .map(|(&l, &e)| {
+                    let eps_hat = (1.0 / (l - 1.0)).ln_1p();
+                    let log_delta_hat = terms
+                        .iter()
+                        .map(|t| t.at(eps_hat))
+                        .fold(f64::INFINITY, f64::min);
+                    let delta_hat = round_up(log_delta_hat.exp().min(1.0));
+                    round_up(add_up(
+                        add_up(e, mul_up(mean, delta_hat)),
+                        mean.ln() / (l - 1.0),
+                    ))
+                })
+                .collect()
+        }
     };
     RdpCurve::table(
         orders.to_vec(),
