@@ -4,113 +4,22 @@
 //! Laplace sampler with scale ≥ 1/ε (sensitivity 1 under add/remove), so every guarantee is
 //! exactly the per-run allowance and the tuners' costs can be checked against the theorems.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use dptune::noise::{DiscreteLaplace, SecureRng};
+use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
-use dptune::privacy::{Guarantee, Neighbours, Release};
-use dptune::tune::baseline::{oracle_best, ExactScorer, NonPrivate};
+use dptune::privacy::Guarantee;
+use dptune::tune::baseline::{oracle_best, NonPrivate};
 use dptune::tune::{
-    calibrate, split_by_coin, split_tune_final, Config, Domain, Fractions, Learner, Method,
-    Privacy, Records, Scorer, SearchSpace, Selected, TuneOptions, Tuner, Value,
+    calibrate, split_by_coin, split_tune_final, Domain, Fractions, Method, Privacy, Records,
+    SearchSpace, Selected, TuneOptions, Tuner, Value,
 };
-use dptune::{Error, Result};
+use dptune::Error;
 
-const AR: Neighbours = Neighbours::AddRemove;
+#[path = "support/toy.rs"]
+mod toy;
 
-struct Bits(Vec<bool>);
-
-impl Records for Bits {
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn select(&self, indices: &[usize]) -> Self {
-        Bits(indices.iter().map(|&i| self.0[i]).collect())
-    }
-}
-
-fn laplace_for(allowance: &Guarantee) -> Result<(DiscreteLaplace, Guarantee)> {
-    let eps = allowance.pure_eps().ok_or_else(|| {
-        Error::invalid("allowance", allowance, "this test learner spends pure DP")
-    })?;
-    // Scale 1/ε rounded up: never less noise than the guarantee needs.
-    let scale = (1.0 / eps).next_up();
-    Ok((
-        DiscreteLaplace::from_scale_f64(scale)?,
-        Guarantee::pure(1.0 / scale, AR)?.and(Guarantee::pure(eps, AR)?)?,
-    ))
-}
-
-fn noisy_count(
-    data: &Bits,
-    allowance: &Guarantee,
-    rng: &mut SecureRng,
-) -> Result<(f64, Guarantee)> {
-    let (lap, spent) = laplace_for(allowance)?;
-    let count = data.0.iter().filter(|b| **b).count() as i64;
-    Ok(((count + lap.sample(rng)) as f64, spent))
-}
-
-/// Model = (bias, noisy training count). Configurations with bias 3 are refused as invalid;
-/// with `overspend` the learner spends twice its allowance (a bug the framework must catch).
-#[derive(Default)]
-struct CountLearner {
-    fits: AtomicUsize,
-    overspend: bool,
-}
-
-impl Learner for CountLearner {
-    type Data = Bits;
-    type Model = (i64, f64);
-    fn fit(
-        &self,
-        config: &Config,
-        data: &Bits,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<(i64, f64)>> {
-        self.fits.fetch_add(1, Ordering::Relaxed);
-        let bias = config["bias"].as_i64("bias")?;
-        if bias == 3 {
-            return Err(Error::invalid("bias", 3, "this configuration is unusable"));
-        }
-        let (count, spent) = noisy_count(data, allowance, rng)?;
-        let spent = if self.overspend {
-            spent.compose(&spent)?
-        } else {
-            spent
-        };
-        Ok(Release {
-            value: (bias, count),
-            spent,
-        })
-    }
-}
-
-/// Score = noisy evaluation count − 10·|bias − 7|: the best configuration is bias 7.
-struct CountScorer;
-
-impl Scorer<CountLearner> for CountScorer {
-    fn score(
-        &self,
-        model: &(i64, f64),
-        data: &Bits,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<f64>> {
-        let (count, spent) = noisy_count(data, allowance, rng)?;
-        Ok(Release {
-            value: count - 10.0 * (model.0 - 7).abs() as f64,
-            spent,
-        })
-    }
-}
-
-impl ExactScorer<CountLearner> for CountScorer {
-    fn exact_score(&self, model: &(i64, f64), _data: &Bits) -> f64 {
-        -10.0 * (model.0 - 7).abs() as f64
-    }
-}
+use toy::{Bits, CountLearner, CountScorer, AR};
 
 fn data(n: usize) -> Bits {
     Bits((0..n).map(|i| i % 3 == 0).collect())
