@@ -248,9 +248,16 @@ impl Rate {
         for (j, t) in thresholds.iter_mut().enumerate() {
             // The smallest gap n with n·c ≥ j + 1: ⌈(j + 1)·den / num⌉ (saturated; gaps are
             // below 2^122, so a saturated threshold is never reached, as it should not be).
-            let need = BigInt::from(j + 1) * &self.den;
-            let q = (&need + &self.num - BigInt::from(1)) / &self.num;
-            *t = u128::try_from(&q).unwrap_or(u128::MAX);
+            let fast = self.small.and_then(|(num, den)| {
+                (j as u128 + 1)
+                    .checked_mul(den)
+                    .map(|need| need.div_ceil(num))
+            });
+            *t = fast.unwrap_or_else(|| {
+                let need = BigInt::from(j + 1) * &self.den;
+                let q = (&need + &self.num - BigInt::from(1)) / &self.num;
+                u128::try_from(&q).unwrap_or(u128::MAX)
+            });
         }
         Levels {
             rate: self.clone(),
@@ -276,6 +283,9 @@ impl Levels {
     /// ⌊n·c⌋ if it is below LEVELS, else `LEVELS`.
     #[inline]
     pub fn integer_part(&self, n: u128) -> usize {
+        if n >= self.thresholds[LEVELS - 1] {
+            return LEVELS;
+        }
         self.thresholds.partition_point(|&t| t <= n)
     }
 
