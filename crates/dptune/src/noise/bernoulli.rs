@@ -15,6 +15,7 @@ use num_integer::Integer;
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 
+use super::wide::{bernoulli_exp_minus_one, bernoulli_exp_u128};
 use super::SecureRng;
 use crate::error::{Error, Result};
 
@@ -53,32 +54,12 @@ pub fn below_big(rng: &mut SecureRng, n: &BigUint) -> BigUint {
     }
 }
 
-/// Bernoulli(num/den) exactly, for `0 <= num <= den`, `den > 0`.
-fn bernoulli_fraction_u128(rng: &mut SecureRng, num: u128, den: u128) -> bool {
-    rng.below_u128(den) < num
-}
-
-/// Bernoulli(exp(-num/den)) for `num/den ∈ [0, 1]` with 64-bit numerator and denominator.
-fn bernoulli_exp_unit_u64(rng: &mut SecureRng, num: u64, den: u64) -> bool {
-    let mut k: u128 = 1;
-    // Bernoulli(γ/K) with γ = num/den: uniform below den·K compared with num.
-    while bernoulli_fraction_u128(rng, num as u128, den as u128 * k) {
-        k += 1;
-    }
-    k % 2 == 1
-}
-
-/// Bernoulli(exp(-num/den)) exactly, for `den > 0`. This is the fast path used by the discrete
-/// Laplace and Gaussian samplers and by the selection mechanisms when their rationals are small.
+/// Bernoulli(exp(-num/den)) exactly, for `den > 0`. This is the fast path used by the selection
+/// mechanisms and by [`bernoulli_exp`] when the rationals are small; it is
+/// [`bernoulli_exp_u128`] on 64-bit inputs.
 pub fn bernoulli_exp_u64(rng: &mut SecureRng, num: u64, den: u64) -> bool {
     debug_assert!(den > 0);
-    let whole = num / den;
-    for _ in 0..whole {
-        if !bernoulli_exp_unit_u64(rng, 1, 1) {
-            return false;
-        }
-    }
-    bernoulli_exp_unit_u64(rng, num % den, den)
+    bernoulli_exp_u128(rng, num as u128, den as u128)
 }
 
 /// Bernoulli(exp(-x)) exactly for a rational `x >= 0` of any size. Negative `x` is refused.
@@ -96,7 +77,7 @@ pub fn bernoulli_exp(rng: &mut SecureRng, x: &BigRational) -> Result<bool> {
     // terminates early with overwhelming probability (the loop is over a BigUint count).
     let mut i = BigUint::zero();
     while i < whole {
-        if !bernoulli_exp_unit_u64(rng, 1, 1) {
+        if !bernoulli_exp_minus_one(rng) {
             return Ok(false);
         }
         i += 1u32;

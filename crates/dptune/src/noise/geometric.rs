@@ -92,7 +92,7 @@ impl Geometric {
     /// One draw.
     pub fn sample(&self, rng: &mut SecureRng) -> u64 {
         loop {
-            let k = geometric_unit_rate(rng, self.t) / self.s as u128;
+            let k = geometric_unit_rate(rng, self.t as u128) / self.s as u128;
             if let Ok(k) = u64::try_from(k) {
                 return k;
             }

@@ -83,15 +83,28 @@ impl DiscreteLaplace {
     #[inline]
     pub fn sample(&self, rng: &mut SecureRng) -> i64 {
         loop {
-            let y = geometric_unit_rate(rng, self.t) / self.s as u128;
-            let negative = rng.coin();
-            if negative && y == 0 {
-                continue;
-            }
-            if let Ok(y) = i64::try_from(y) {
-                return if negative { -y } else { y };
+            let y = discrete_laplace_wide(rng, self.s as u128, self.t as u128);
+            if y.unsigned_abs() <= i64::MAX as u128 {
+                return y as i64;
             }
         }
+    }
+}
+
+/// The discrete Laplace P(y) ∝ exp(-|y|·s/t) for 128-bit integers s, t >= 1 (CKS20 Alg. 2, as
+/// [`DiscreteLaplace`], without its 2^48 bound on the scale): for callers whose rational rate
+/// does not fit 64 bits (the selection mechanisms' grids). |y| saturates at 2^127 - 1, which
+/// needs the geometric part to exceed 2^127/t: probability below e^{-2^27} for t < 2^100.
+#[inline]
+pub(crate) fn discrete_laplace_wide(rng: &mut SecureRng, s: u128, t: u128) -> i128 {
+    debug_assert!(s > 0 && t > 0);
+    loop {
+        let y = (geometric_unit_rate(rng, t) / s).min(i128::MAX as u128) as i128;
+        let negative = rng.coin();
+        if negative && y == 0 {
+            continue;
+        }
+        return if negative { -y } else { y };
     }
 }
 

@@ -27,11 +27,13 @@ pub use bernoulli::{
 pub use gaussian::DiscreteGaussian;
 pub use geometric::{Geometric, GeometricTrials};
 pub use grid::{GridGaussian, GridLaplace};
+pub(crate) use laplace::discrete_laplace_wide;
 pub use laplace::DiscreteLaplace;
 pub use negbin::TruncatedNegativeBinomial;
 pub use poisson::Poisson;
 pub use rng::{SecureRng, Streams};
 pub use wide::bernoulli_exp_u128;
+pub(crate) use wide::geometric_rate_one;
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,14 @@
 //! Exact integer machinery shared by the selection mechanisms: snapping scores to a
-//! power-of-two grid, exact Bernoulli(exp(−x)) for 128-bit rationals, and exact discrete Laplace
-//! and Gaussian samplers (Canonne–Kamath–Steinke, arXiv 2004.00010, Alg. 1–3; THEORY.md §14.3).
+//! power-of-two grid, the exponential weight exp(−n·c) of a gap of n grid steps as an exact
+//! rational rate, and the exact samplers built on it (THEORY.md §14.3–14.4). The randomness
+//! itself comes from the shared exact samplers of [`crate::noise`] (CKS20 Alg. 1–2:
+//! Bernoulli(exp(−x)) on rationals, Bernoulli(exp(−1)), the geometric with rate 1, the
+//! discrete Laplace).
 //!
-//! These helpers are private to `select` and deliberately small: they can be replaced by the
-//! shared samplers of `noise/` once those exist.
+//! The grid stays here: `noise`'s grid (for [`crate::noise::GridLaplace`]) picks its step from
+//! the noise scale and rounds ties away from zero in floating point, while selection snaps
+//! every score once, exactly in integers, to a step chosen from the sensitivity Δ and needs
+//! that sensitivity in whole steps.
 //!
 //! **The grid (THEORY.md §14.2, 14.4).** A score x is replaced by the integer round(x / 2^k)
 //! (round half to even, saturated at ±2^120). This map is monotone, so monotone scores stay
@@ -12,12 +17,20 @@
 //! that inflated sensitivity: the rounding is charged by a slightly larger range (relative
 //! inflation ≤ 2^−39 with the default 40 bits), never by a larger ε. Saturation is a fixed,
 //! monotone, 1-Lipschitz clamp, so it does not increase the sensitivity either.
+//!
+//! **Integer part first (THEORY.md §14.3).** Bernoulli(exp(−x)) for x = k + f (k = ⌊x⌋) is
+//! "k independent Bernoulli(exp(−1)) succeed, then Bernoulli(exp(−f))". The first part is the
+//! event L ≥ k for L ~ the geometric with rate 1 (P[L ≥ k] = e^{−k}, the number of
+//! Bernoulli(exp(−1)) successes before the first failure), so a sampler may draw L *before*
+//! knowing which candidate it tests, and compare L with precomputed thresholds: [`Levels`].
 
 use num_bigint::BigInt;
 use num_rational::BigRational;
 
-use crate::error::{Error, Result};
-use crate::noise::{bernoulli_exp, SecureRng};
+use super::gap;
+use crate::noise::{
+    bernoulli_exp, bernoulli_exp_u128, discrete_laplace_wide, geometric_rate_one, SecureRng,
+};
 
 /// Saturation bound of snapped scores.
 const SATURATE: i128 = 1 << 120;
@@ -201,121 +214,198 @@ impl Rate {
         }
     }
 
-    /// Bernoulli(exp(−n·c)), exactly.
-    pub fn bernoulli_exp(&self, rng: &mut SecureRng, n: u128) -> bool {
-        if n == 0 {
-            return true;
-        }
+    /// Bernoulli(exp(−n·c)) given an independent L with P[L ≥ k] = e^{−k} (see the module
+    /// docs): true iff ⌊n·c⌋ ≤ L and Bernoulli(exp(−(n·c − ⌊n·c⌋))) succeeds.
+    fn accept_given_integer_part(&self, rng: &mut SecureRng, n: u128, l: u64) -> bool {
         if let Some((num, den)) = self.small {
             if let Some(nn) = num.checked_mul(n) {
-                return bernoulli_exp_wide(rng, nn, den);
+                return nn / den <= l as u128 && bernoulli_exp_u128(rng, nn % den, den);
             }
         }
         let x = BigRational::new(&self.num * BigInt::from(n), self.den.clone());
-        // x >= 0 by construction, so the exact sampler cannot refuse it.
-        bernoulli_exp(rng, &x).unwrap_or(false)
+        let whole = x.floor();
+        // x − ⌊x⌋ ∈ [0, 1), so the exact sampler cannot refuse it.
+        whole.to_integer() <= BigInt::from(l) && bernoulli_exp(rng, &(x - whole)).unwrap_or(false)
     }
 
-    /// The discrete Laplace distribution P(y) ∝ exp(−|y|·c) on the integers, exactly.
+    /// The discrete Laplace distribution P(y) ∝ exp(−|y|·c) on the integers, exactly
+    /// ([`crate::noise`]'s CKS20 Alg. 2 on 128-bit rationals).
     pub fn discrete_laplace(&self, rng: &mut SecureRng) -> i128 {
-        // P(y) ∝ exp(−|y| s/t) with s/t = c = num/den.
-        match self.small {
-            Some((s, t)) => discrete_laplace(rng, s, t),
-            None => {
-                // Only reachable for absurd ε (beyond 2^74 or below 2^−127 before scaling).
-                let s = u128::try_from(&self.num).unwrap_or(u128::MAX);
-                let t = u128::try_from(&self.den).unwrap_or(u128::MAX);
-                discrete_laplace(rng, s, t)
-            }
+        // P(y) ∝ exp(−|y| s/t) with s/t = c = num/den. Without a 128-bit form (ε beyond 2^74 or
+        // below 2^−127 before scaling) the rate is saturated, a documented limitation.
+        let (s, t) = self.small.unwrap_or_else(|| {
+            (
+                u128::try_from(&self.num).unwrap_or(u128::MAX),
+                u128::try_from(&self.den).unwrap_or(u128::MAX),
+            )
+        });
+        discrete_laplace_wide(rng, s, t)
+    }
+
+    /// The integer-part thresholds of this rate (see [`Levels`]).
+    pub fn levels(&self) -> Levels {
+        let mut thresholds = [u128::MAX; LEVELS];
+        for (j, t) in thresholds.iter_mut().enumerate() {
+            // The smallest gap n with n·c ≥ j + 1: ⌈(j + 1)·den / num⌉ (saturated; gaps are
+            // below 2^122, so a saturated threshold is never reached, as it should not be).
+            let fast = self.small.and_then(|(num, den)| {
+                (j as u128 + 1)
+                    .checked_mul(den)
+                    .map(|need| need.div_ceil(num))
+            });
+            *t = fast.unwrap_or_else(|| {
+                let need = BigInt::from(j + 1) * &self.den;
+                let q = (&need + &self.num - BigInt::from(1)) / &self.num;
+                u128::try_from(&q).unwrap_or(u128::MAX)
+            });
+        }
+        Levels {
+            rate: self.clone(),
+            thresholds,
         }
     }
 }
 
-/// Bernoulli(exp(−1)) exactly: CKS20 Alg. 1 with γ = 1, where Bernoulli(1/K) is one uniform
-/// draw below K (the K = 1 step always succeeds and draws nothing).
-#[inline]
-fn bernoulli_exp_minus_one(rng: &mut SecureRng) -> bool {
-    let mut k: u64 = 2;
-    while rng.below_u64(k) == 0 {
-        k += 1;
-    }
-    // The loop stopped at the first failure, K = k; success iff K is odd.
-    k % 2 == 1
+/// Number of integer parts k = 0..LEVELS − 1 that [`Levels`] resolves without arithmetic.
+pub(crate) const LEVELS: usize = 64;
+
+/// A [`Rate`] with the gap thresholds T_j = min{n : n·c ≥ j}, j = 1..=LEVELS, so that the
+/// integer part ⌊n·c⌋ of a gap is found by comparisons and a draw whose integer part already
+/// fails costs no division.
+#[derive(Debug, Clone)]
+pub(crate) struct Levels {
+    rate: Rate,
+    /// `thresholds[j]` = T_{j+1}: n ≥ thresholds[j] iff ⌊n·c⌋ > j.
+    thresholds: [u128; LEVELS],
 }
 
-/// Bernoulli(exp(−num/den)) exactly for 128-bit num, den (den > 0). CKS20 Alg. 1, with
-/// Bernoulli(γ/K) drawn as Bernoulli(γ) ∧ Bernoulli(1/K) so that nothing overflows.
-pub(crate) fn bernoulli_exp_wide(rng: &mut SecureRng, num: u128, den: u128) -> bool {
-    let whole = num / den;
-    let rem = num % den;
-    let mut i = 0u128;
-    while i < whole {
-        if !bernoulli_exp_minus_one(rng) {
+impl Levels {
+    /// ⌊n·c⌋ if it is below LEVELS, else `LEVELS`.
+    #[inline]
+    pub fn integer_part(&self, n: u128) -> usize {
+        if n >= self.thresholds[LEVELS - 1] {
+            return LEVELS;
+        }
+        self.thresholds.partition_point(|&t| t <= n)
+    }
+
+    /// Bernoulli(exp(−n·c)) given an independent L with P[L ≥ k] = e^{−k}.
+    #[inline]
+    pub fn accept(&self, rng: &mut SecureRng, n: u128, l: u64) -> bool {
+        if (l as usize) < LEVELS && n >= self.thresholds[l as usize] {
             return false;
         }
-        i += 1;
+        self.rate.accept_given_integer_part(rng, n, l)
     }
-    let mut k: u64 = 1;
-    loop {
-        if rng.below_u128(den) >= rem {
-            break;
-        }
-        if k > 1 && rng.below_u64(k) != 0 {
-            break;
-        }
-        k += 1;
-    }
-    k % 2 == 1
-}
 
-/// Discrete Laplace P(y) ∝ exp(−|y|·s/t), integers s, t ≥ 1 (CKS20 Alg. 2). Arithmetic
-/// saturates at 2^127, a value the loop reaches with probability below e^(−2^60).
-pub(crate) fn discrete_laplace(rng: &mut SecureRng, s: u128, t: u128) -> i128 {
-    loop {
-        let u = rng.below_u128(t);
-        if !bernoulli_exp_wide(rng, u, t) {
-            continue;
+    /// Bernoulli(exp(−n·c)), exactly.
+    #[inline]
+    pub fn coin(&self, rng: &mut SecureRng, n: u128) -> bool {
+        if n == 0 {
+            return true;
         }
-        let mut v: u128 = 0;
-        while bernoulli_exp_minus_one(rng) {
-            v += 1;
-        }
-        let x = u.saturating_add(t.saturating_mul(v));
-        let y = (x / s).min(i128::MAX as u128) as i128;
-        let negative = rng.coin();
-        if negative && y == 0 {
-            continue;
-        }
-        return if negative { -y } else { y };
+        let l = geometric_rate_one(rng);
+        self.accept(rng, n, l)
     }
 }
 
-/// Discrete Gaussian N_ℤ(0, σ²) for an integer σ ≥ 1 (CKS20 Alg. 3).
-pub(crate) fn discrete_gaussian(rng: &mut SecureRng, sigma: u128) -> Result<i128> {
-    if sigma == 0 || sigma > (1 << 40) {
-        return Err(Error::invalid(
-            "sigma",
-            sigma,
-            "grid sigma must lie in [1, 2^40]",
-        ));
-    }
-    let sig2 = sigma * sigma;
-    let t = sigma + 1;
-    loop {
-        let y = discrete_laplace(rng, 1, t);
-        let a = y.unsigned_abs();
-        // Accept with exp(−(|y| − σ²/t)² / (2σ²)) = exp(−(|y|t − σ²)² / (2σ²t²)).
-        let accept = match a.checked_mul(t).map(|at| at.abs_diff(sig2)) {
-            Some(d) if d < (1u128 << 63) => bernoulli_exp_wide(rng, d * d, 2 * sig2 * t * t),
-            _ => {
-                let d = BigInt::from(a) * BigInt::from(t) - BigInt::from(sig2);
-                let x = BigRational::new(&d * &d, BigInt::from(2 * sig2 * t * t));
-                bernoulli_exp(rng, &x)?
+/// The exponential mechanism P(i) ∝ exp(−(top − v_i)·c) over snapped scores, sampled exactly
+/// by rejection with the integer part drawn first.
+///
+/// The textbook exact sampler (THEORY.md §1.3) repeats: i uniform among the live candidates;
+/// accept with Bernoulli(exp(−x_i)), x_i = (top − v_i)·c = k_i + f_i. Writing that Bernoulli as
+/// "L ≥ k_i, then Bernoulli(exp(−f_i))" with L independent of i, each round may draw L first,
+/// then u uniform in 0..live, and test the candidate at position u of a list sorted by k_i:
+/// the candidates with k_i ≤ L are exactly the first N(L) positions, so u ≥ N(L) rejects
+/// without touching any candidate. This is the same round with the same probabilities, so the
+/// output distribution is exactly EM's; the expected number of rounds is unchanged
+/// (live / Σ_i e^{−x_i}), but a rejected round costs about two random words and no memory
+/// access. Only candidates with k_i < LEVELS are sorted (a counting sort); the others follow in
+/// index order and are located by a scan, needed only when L ≥ LEVELS (probability e^{−64}).
+#[derive(Debug, Clone)]
+pub(crate) struct EmSampler {
+    levels: Levels,
+    /// Candidates with k_i < LEVELS, by k_i ascending.
+    order: Vec<usize>,
+    /// `upto[l]` = number of candidates with k_i ≤ l.
+    upto: [usize; LEVELS],
+    /// Number of non-excluded candidates.
+    live: usize,
+    top: i128,
+}
+
+impl EmSampler {
+    /// Prepares the sampler for snapped scores `vals` (not all excluded) with maximum `top`.
+    pub fn new(vals: &[i128], top: i128, rate: &Rate) -> Self {
+        let levels = rate.levels();
+        let keys: Vec<u8> = vals
+            .iter()
+            .map(|&v| gap(top, v).map_or(u8::MAX, |g| levels.integer_part(g) as u8))
+            .collect();
+        let mut upto = [0usize; LEVELS];
+        let mut live = 0;
+        for &k in &keys {
+            if k != u8::MAX {
+                live += 1;
+                if (k as usize) < LEVELS {
+                    upto[k as usize] += 1;
+                }
             }
-        };
-        if accept {
-            return Ok(y);
         }
+        let mut start = [0usize; LEVELS];
+        let mut acc = 0;
+        for l in 0..LEVELS {
+            start[l] = acc;
+            acc += upto[l];
+            upto[l] = acc;
+        }
+        let mut order = vec![0usize; acc];
+        for (i, &k) in keys.iter().enumerate() {
+            if (k as usize) < LEVELS {
+                order[start[k as usize]] = i;
+                start[k as usize] += 1;
+            }
+        }
+        Self {
+            levels,
+            order,
+            upto,
+            live,
+            top,
+        }
+    }
+
+    /// One exact draw.
+    pub fn draw(&self, rng: &mut SecureRng, vals: &[i128]) -> usize {
+        let live = self.live as u64;
+        loop {
+            let l = geometric_rate_one(rng);
+            let reach = self.upto.get(l as usize).copied().unwrap_or(self.live);
+            let u = rng.below_u64(live) as usize;
+            if u >= reach {
+                continue;
+            }
+            let i = match self.order.get(u) {
+                Some(&i) => i,
+                None => self.beyond_levels(vals, u - self.order.len()),
+            };
+            if let Some(g) = gap(self.top, vals[i]) {
+                if self.levels.accept(rng, g, l) {
+                    return i;
+                }
+            }
+        }
+    }
+
+    /// The `j`-th live candidate (index order) with k_i ≥ LEVELS.
+    #[cold]
+    fn beyond_levels(&self, vals: &[i128], j: usize) -> usize {
+        (0..vals.len())
+            .filter(|&i| {
+                gap(self.top, vals[i]).is_some_and(|g| self.levels.integer_part(g) >= LEVELS)
+            })
+            .nth(j)
+            .unwrap_or(0)
     }
 }
 
@@ -345,37 +435,61 @@ mod tests {
     }
 
     #[test]
-    fn exp_minus_one() {
-        let mut rng = SecureRng::seeded(9);
-        let n = 200_000;
-        let hits = (0..n).filter(|_| bernoulli_exp_minus_one(&mut rng)).count();
-        let p = (-1.0f64).exp();
-        let se = (p * (1.0 - p) / n as f64).sqrt();
-        assert!((hits as f64 / n as f64 - p).abs() < 5.0 * se);
-    }
-
-    #[test]
-    fn wide_bernoulli_matches_exp() {
+    fn rate_bernoulli_matches_exp_on_both_paths() {
+        // Five standard errors (false failure < 6e-7 per check), fixed seeds.
         let mut rng = SecureRng::seeded(7);
         let n = 200_000;
-        let hits = (0..n)
-            .filter(|_| bernoulli_exp_wide(&mut rng, 7u128 << 90, 3u128 << 90))
-            .count();
-        let p = (-7.0f64 / 3.0).exp();
-        let se = (p * (1.0 - p) / n as f64).sqrt();
-        assert!((hits as f64 / n as f64 - p).abs() < 5.0 * se);
+        let check = |hits: usize, p: f64| {
+            let se = (p * (1.0 - p) / n as f64).sqrt();
+            assert!(
+                (hits as f64 / n as f64 - p).abs() < 5.0 * se,
+                "{hits} vs {p}"
+            );
+        };
+        // c = 7/3 per step (small path) and c = 3·2^-128 (bignum path) at 2^127 steps.
+        let levels = Rate::new(7.0, 3).levels();
+        assert_eq!(levels.integer_part(1), 2);
+        assert_eq!(levels.integer_part(3), 7);
+        let hits = (0..n).filter(|_| levels.coin(&mut rng, 1)).count();
+        check(hits, (-7.0f64 / 3.0).exp());
+        let tiny = 3.0 * 2f64.powi(-128);
+        let r = Rate::new(tiny, 1);
+        assert!(r.small.is_none());
+        let levels = r.levels();
+        let steps = 1u128 << 127;
+        let hits = (0..n).filter(|_| levels.coin(&mut rng, steps)).count();
+        check(hits, (-1.5f64).exp());
     }
 
     #[test]
-    fn discrete_gaussian_variance() {
-        let mut rng = SecureRng::seeded(3);
-        let n = 100_000;
-        let xs: Vec<f64> = (0..n)
-            .map(|_| discrete_gaussian(&mut rng, 3).unwrap() as f64)
+    fn em_sampler_matches_the_weights() {
+        // Gaps 0, 1, 2, 3, 200 steps at c = 1/2 plus an excluded candidate; chi-square-like
+        // check at five standard errors per cell (false failure < 4e-6 in all), fixed seed.
+        let vals = [10i128, 9, 8, 7, -190, EXCLUDED];
+        let rate = Rate::new(1.0, 2);
+        let em = EmSampler::new(&vals, 10, &rate);
+        assert_eq!(em.live, 5);
+        assert_eq!(em.order.len(), 4);
+        let w: Vec<f64> = [0.0, 0.5, 1.0, 1.5, 100.0]
+            .iter()
+            .map(|x: &f64| (-x).exp())
             .collect();
-        let mean = xs.iter().sum::<f64>() / n as f64;
-        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
-        assert!(mean.abs() < 0.05, "{mean}");
-        assert!((var - 9.0).abs() < 0.25, "{var}");
+        let z: f64 = w.iter().sum();
+        let n = 200_000;
+        let mut rng = SecureRng::seeded(5);
+        let mut counts = [0usize; 6];
+        for _ in 0..n {
+            counts[em.draw(&mut rng, &vals)] += 1;
+        }
+        assert_eq!(counts[5], 0);
+        for i in 0..5 {
+            let p = w[i] / z;
+            let se = (p * (1.0 - p) / n as f64).sqrt();
+            assert!(
+                (counts[i] as f64 / n as f64 - p).abs() < 5.0 * se + 1e-12,
+                "{i}"
+            );
+        }
+        assert_eq!(em.beyond_levels(&vals, 0), 4);
     }
 }

@@ -1,6 +1,6 @@
 //! The exponential mechanism, sampled exactly by rejection.
 
-use super::exact::Rate;
+use super::exact::{EmSampler, Levels, Rate};
 use super::{
     check_epsilon, gap, normalise_log_weights, oriented_scores, Goal, Sensitivity, Snapped,
 };
@@ -21,7 +21,8 @@ use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
 /// * **Charged.** ε (pure) and ε²/8 (zCDP), both stated in the returned guarantee.
 /// * **Sampling.** Exact rejection (THEORY.md §1.3, as OpenDP's zCDP noisy-max): pick i
 ///   uniformly with replacement, accept with an exact Bernoulli(exp(−(u_max − u_i)·ε/R)) on
-///   128-bit rationals (bignum fallback). Scores are first snapped to the grid 2^(⌊log2 Δ⌋−40)
+///   128-bit rationals (bignum fallback), its integer part drawn first so that most rejected
+///   proposals cost two random words and no arithmetic (`exact::EmSampler`). Scores are first snapped to the grid 2^(⌊log2 Δ⌋−40)
 ///   and R is inflated by the rounding (one grid step per unit of Δ in R), which keeps the
 ///   rationals small; ε is unchanged. Expected proposals: m / Σ_i exp(−(u_max − u_i)ε/R) ≤ m.
 ///   The running time depends on the scores (THEORY.md §15).
@@ -30,6 +31,7 @@ pub struct ExponentialMechanism {
     snapped: Snapped,
     epsilon: f64,
     rate: Rate,
+    sampler: EmSampler,
     guarantee: Guarantee,
 }
 
@@ -47,10 +49,12 @@ impl ExponentialMechanism {
         let snapped = Snapped::new(&oriented, sensitivity.delta());
         let rate = Rate::new(epsilon, snapped.range_steps(sensitivity.is_monotonic()));
         let guarantee = em_guarantee(epsilon, neighbours)?;
+        let sampler = EmSampler::new(&snapped.vals, snapped.max, &rate);
         Ok(Self {
             snapped,
             epsilon,
             rate,
+            sampler,
             guarantee,
         })
     }
@@ -81,7 +85,7 @@ impl ExponentialMechanism {
     /// [`ExponentialMechanism::select_charged`].
     pub fn select(&self, rng: &mut SecureRng) -> Release<usize> {
         Release {
-            value: em_draw(rng, &self.snapped.vals, self.snapped.max, &self.rate),
+            value: self.sampler.draw(rng, &self.snapped.vals),
             spent: self.guarantee.clone(),
         }
     }
@@ -106,32 +110,20 @@ pub(crate) fn em_guarantee(epsilon: f64, neighbours: Neighbours) -> Result<Guara
     )?)
 }
 
-/// Exact EM by rejection over all candidates (top = max of `vals`).
-pub(crate) fn em_draw(rng: &mut SecureRng, vals: &[i128], top: i128, rate: &Rate) -> usize {
-    let m = vals.len() as u64;
-    loop {
-        let i = rng.below_u64(m) as usize;
-        if let Some(g) = gap(top, vals[i]) {
-            if rate.bernoulli_exp(rng, g) {
-                return i;
-            }
-        }
-    }
-}
-
-/// Exact EM by rejection over the candidates listed in `live` (top = their maximum).
+/// Exact EM by rejection over the candidates listed in `live` (top = their maximum): j
+/// uniform in `live`, accepted with an exact Bernoulli(exp(−gap·c)).
 pub(crate) fn em_draw_among(
     rng: &mut SecureRng,
     vals: &[i128],
     live: &[usize],
     top: i128,
-    rate: &Rate,
+    levels: &Levels,
 ) -> usize {
     let m = live.len() as u64;
     loop {
         let j = rng.below_u64(m) as usize;
         if let Some(g) = gap(top, vals[live[j]]) {
-            if rate.bernoulli_exp(rng, g) {
+            if levels.coin(rng, g) {
                 return j;
             }
         }

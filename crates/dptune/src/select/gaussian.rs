@@ -1,10 +1,10 @@
 //! Gaussian argmax calibrated to the L2 sensitivity of the whole score vector.
 
-use super::exact::{discrete_gaussian, Grid, EXCLUDED};
+use super::exact::{Grid, EXCLUDED};
 use super::quadrature::integrate;
 use super::{check_epsilon, oriented_scores, Goal, Sensitivity, Snapped};
 use crate::error::{check_open_unit, check_positive, Error, Result};
-use crate::noise::SecureRng;
+use crate::noise::{DiscreteGaussian, SecureRng};
 use crate::privacy::convert::{round_up, zcdp_epsilon, zcdp_rho_for};
 use crate::privacy::gaussian::log_ndtr;
 use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
@@ -47,7 +47,7 @@ pub enum L2Sensitivity {
 pub struct GaussianArgmax {
     snapped: Snapped,
     oriented: Vec<f64>,
-    sigma_steps: u128,
+    noise: DiscreteGaussian,
     sigma: f64,
     l2: f64,
     guarantee: Guarantee,
@@ -109,10 +109,13 @@ impl GaussianArgmax {
         let guarantee = Guarantee::approx(zcdp_epsilon(rho, delta)?, delta, neighbours)?
             .and(Guarantee::zcdp(rho, neighbours)?)?;
         let vals = oriented.iter().map(|&x| grid.snap(x)).collect();
+        // σ′ is about 2^24 steps (the grid was chosen from σ), so σ′² fits 64 bits.
+        let sigma2 = u64::try_from(sigma_steps.saturating_mul(sigma_steps))
+            .map_err(|_| Error::invalid("sigma", sigma, "grid sigma must lie below 2^32 steps"))?;
         Ok(Self {
             snapped: Snapped::from_vals(vals, grid),
             oriented,
-            sigma_steps,
+            noise: DiscreteGaussian::new(sigma2, 1)?,
             sigma,
             l2: l2_steps * step,
             guarantee,
@@ -147,7 +150,7 @@ impl GaussianArgmax {
             if v == EXCLUDED {
                 continue;
             }
-            let noisy = v.saturating_add(discrete_gaussian(rng, self.sigma_steps)?);
+            let noisy = v.saturating_add(i128::from(self.noise.sample(rng)));
             if noisy > best.0 || (best.0 == i128::MIN && noisy == i128::MIN) {
                 best = (noisy, i);
             }

@@ -2,8 +2,7 @@
 
 use num_rational::BigRational;
 
-use super::exact::{Grid, Rate};
-use super::exponential::em_draw;
+use super::exact::{EmSampler, Grid, Rate};
 use super::{check_epsilon, normalise_log_weights, oriented_scores, Goal, Snapped, GRID_BITS};
 use crate::error::{check_open_unit, check_positive, Error, Result};
 use crate::noise::{exact_rational, SecureRng};
@@ -30,6 +29,7 @@ pub struct GeneralizedExponential {
     s: Vec<f64>,
     snapped: Snapped,
     rate: Rate,
+    sampler: EmSampler,
     guarantee: Guarantee,
 }
 
@@ -92,11 +92,13 @@ impl GeneralizedExponential {
             .iter()
             .map(|x| num_traits::ToPrimitive::to_f64(x).unwrap_or(f64::NEG_INFINITY))
             .collect();
+        let sampler = EmSampler::new(&snapped.vals, snapped.max, &rate);
         Ok(Self {
             t,
             s,
             snapped,
             rate,
+            sampler,
             guarantee: Guarantee::pure(epsilon, neighbours)?,
         })
     }
@@ -127,7 +129,7 @@ impl GeneralizedExponential {
     /// Draws one index (no accounting; see [`GeneralizedExponential::select_charged`]).
     pub fn select(&self, rng: &mut SecureRng) -> Release<usize> {
         Release {
-            value: em_draw(rng, &self.snapped.vals, self.snapped.max, &self.rate),
+            value: self.sampler.draw(rng, &self.snapped.vals),
             spent: self.guarantee.clone(),
         }
     }

@@ -1,6 +1,6 @@
 //! Permute-and-flip (= report-noisy-max with exponential noise), sampled exactly.
 
-use super::exact::Rate;
+use super::exact::{Levels, Rate};
 use super::quadrature::gauss_legendre_unit;
 use super::{check_epsilon, gap, oriented_scores, Goal, Sensitivity, Snapped};
 use crate::error::Result;
@@ -17,14 +17,20 @@ use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
 ///   if `monotonic`), public exclusions.
 /// * **Charged.** ε pure **only**: PF is not ε-bounded-range, so EM's ε²/8-zCDP bound does not
 ///   apply (THEORY.md §1.2). Under zCDP composition use [`super::ExponentialMechanism`].
-/// * **Sampling.** Online Fisher–Yates; each visited candidate is accepted with an exact
-///   Bernoulli(exp(−(u* − u_r)ε/R)) on the snapped scores (R inflated by the grid rounding,
-///   see [`super::ExponentialMechanism`]). The maximiser is accepted with probability 1, so at
-///   most m proposals are made.
+/// * **Sampling.** PF returns the first candidate, in a uniformly random order, whose own
+///   independent coin C_r ~ Bernoulli(p_r), p_r = exp(−(u* − u_r)ε/R), comes up heads. The
+///   coins do not depend on the order, so they may all be flipped first; given the coins, the
+///   first head in a uniform order is a uniform element of the set of heads (never empty: the
+///   maximiser has p = 1). The sampler therefore flips every coin exactly (snapped scores, R
+///   inflated by the grid rounding, see [`super::ExponentialMechanism`]; the integer part of
+///   each exponent is drawn first, so a far candidate costs about one random word and no
+///   arithmetic) and returns a uniform head: the same distribution as the sequential loop,
+///   with m coins whatever the scores (no shuffle, no data-dependent number of proposals).
 #[derive(Debug, Clone)]
 pub struct PermuteAndFlip {
     snapped: Snapped,
     rate: Rate,
+    levels: Levels,
     guarantee: Guarantee,
 }
 
@@ -42,6 +48,7 @@ impl PermuteAndFlip {
         let snapped = Snapped::new(&oriented, sensitivity.delta());
         let rate = Rate::new(epsilon, snapped.range_steps(sensitivity.is_monotonic()));
         Ok(Self {
+            levels: rate.levels(),
             snapped,
             rate,
             guarantee: Guarantee::pure(epsilon, neighbours)?,
@@ -65,15 +72,9 @@ impl PermuteAndFlip {
 
     /// Draws one index (no accounting; see [`PermuteAndFlip::select_charged`]).
     pub fn select(&self, rng: &mut SecureRng) -> Release<usize> {
-        let mut order: Vec<usize> = (0..self.snapped.vals.len()).collect();
+        let vals = &self.snapped.vals;
         Release {
-            value: pf_draw(
-                rng,
-                &self.snapped.vals,
-                &mut order,
-                self.snapped.max,
-                &self.rate,
-            ),
+            value: pf_draw(rng, vals, 0..vals.len(), self.snapped.max, &self.levels),
             spent: self.guarantee.clone(),
         }
     }
@@ -104,27 +105,26 @@ pub(crate) fn pf_probabilities(p: &[f64]) -> Vec<f64> {
     out
 }
 
-/// One PF draw over the candidates in `order` (shuffled in place); returns the candidate.
+/// One PF draw over `candidates` (top = their maximum): every coin is flipped, and a uniform
+/// head is returned (see [`PermuteAndFlip`]).
 pub(crate) fn pf_draw(
     rng: &mut SecureRng,
     vals: &[i128],
-    order: &mut [usize],
+    candidates: impl IntoIterator<Item = usize>,
     top: i128,
-    rate: &Rate,
+    levels: &Levels,
 ) -> usize {
-    let n = order.len();
-    for s in 0..n {
-        let j = s + rng.below_u64((n - s) as u64) as usize;
-        order.swap(s, j);
-        let r = order[s];
+    let mut heads = Vec::new();
+    for r in candidates {
         if let Some(g) = gap(top, vals[r]) {
-            if rate.bernoulli_exp(rng, g) {
-                return r;
+            if levels.coin(rng, g) {
+                heads.push(r);
             }
         }
     }
-    // Unreachable: the maximiser (gap 0) is always accepted. Return it to stay total.
-    vals.iter().position(|&v| v == top).unwrap_or(0)
+    // Never empty: the maximiser (gap 0) always comes up heads.
+    let pick = rng.below_u64(heads.len().max(1) as u64) as usize;
+    heads.get(pick).copied().unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -1,8 +1,7 @@
 //! Noisy summary statistics of objective values over a public range: count, clipped mean and
 //! quantiles. Each reports its noise scale and its cost.
 
-use super::exact::{Grid, Rate};
-use super::exponential::em_draw;
+use super::exact::{EmSampler, Grid, Rate};
 use super::{Snapped, GRID_BITS};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
@@ -144,7 +143,7 @@ pub fn quantile(
         .collect();
     let snapped = Snapped::new(&utility, 1.0);
     let rate = Rate::new(epsilon, snapped.range_steps(false));
-    let i = em_draw(rng, &snapped.vals, snapped.max, &rate);
+    let i = EmSampler::new(&snapped.vals, snapped.max, &rate).draw(rng, &snapped.vals);
     Ok(NoisyStatistic {
         value: grid_points[i],
         noise_scale: 2.0 / epsilon,

@@ -1,6 +1,6 @@
 //! Noisy top-k: peeling permute-and-flip or one-shot Gumbel (= peeling EM), ordered output.
 
-use super::exact::Rate;
+use super::exact::{Levels, Rate};
 use super::exponential::em_draw_among;
 use super::permute_flip::{pf_draw, pf_probabilities};
 use super::{check_epsilon, gap, oriented_scores, Goal, Sensitivity, Snapped};
@@ -32,6 +32,7 @@ pub enum TopKMethod {
 pub struct NoisyTopK {
     snapped: Snapped,
     rate: Rate,
+    levels: Levels,
     k: usize,
     method: TopKMethod,
     guarantee: Guarantee,
@@ -70,6 +71,7 @@ impl NoisyTopK {
             )?)?,
         };
         Ok(Self {
+            levels: rate.levels(),
             snapped,
             rate,
             k,
@@ -128,12 +130,11 @@ impl NoisyTopK {
             let top = live.iter().map(|&j| vals[j]).max().unwrap_or(0);
             let pick = match self.method {
                 TopKMethod::Gumbel => {
-                    let pos = em_draw_among(rng, vals, &live, top, &self.rate);
+                    let pos = em_draw_among(rng, vals, &live, top, &self.levels);
                     live.swap_remove(pos)
                 }
                 TopKMethod::PermuteAndFlip => {
-                    let mut order = live.clone();
-                    let r = pf_draw(rng, vals, &mut order, top, &self.rate);
+                    let r = pf_draw(rng, vals, live.iter().copied(), top, &self.levels);
                     live.retain(|&j| j != r);
                     r
                 }

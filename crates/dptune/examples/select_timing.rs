@@ -1,0 +1,74 @@
+//! Per-call timing of exact selection, for `bench/selection/run.sh`.
+//!
+//! Usage: `select_timing <mechanism> <scores.f64le> <epsilon> <sensitivity> <repeats>` with
+//! mechanism `exponential` or `permute-and-flip`; the scores file holds little-endian f64s.
+//! Each call builds the mechanism from the scores (snapping, validation) and draws once, as a
+//! caller would. Prints one JSON object: {"mechanism", "m", "us_per_call", "repeats"}.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use dptune::noise::SecureRng;
+use dptune::privacy::Neighbours;
+use dptune::select::{ExponentialMechanism, Goal, PermuteAndFlip, Sensitivity};
+
+fn run(args: &[String]) -> Result<String, String> {
+    let arg = |i: usize| args.get(i).ok_or(format!("missing argument {i}"));
+    let num = |i: usize| -> Result<f64, String> {
+        arg(i)?
+            .parse::<f64>()
+            .map_err(|e| format!("argument {i}: {e}"))
+    };
+    let mechanism = arg(0)?.clone();
+    let bytes = std::fs::read(arg(1)?).map_err(|e| e.to_string())?;
+    let scores: Vec<f64> = bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    let (eps, delta, repeats) = (num(2)?, num(3)?, num(4)?.max(1.0) as u32);
+    let sens = Sensitivity::general(delta).map_err(|e| e.to_string())?;
+    let mut rng = SecureRng::from_os().map_err(|e| e.to_string())?;
+    let mut once = || -> Result<usize, String> {
+        let n = Neighbours::AddRemove;
+        Ok(match mechanism.as_str() {
+            "exponential" => {
+                ExponentialMechanism::new(&scores, Goal::Maximize, sens, eps, n)
+                    .map_err(|e| e.to_string())?
+                    .select(&mut rng)
+                    .value
+            }
+            "permute-and-flip" => {
+                PermuteAndFlip::new(&scores, Goal::Maximize, sens, eps, n)
+                    .map_err(|e| e.to_string())?
+                    .select(&mut rng)
+                    .value
+            }
+            other => return Err(format!("unknown mechanism {other}")),
+        })
+    };
+    once()?;
+    let start = Instant::now();
+    for _ in 0..repeats {
+        black_box(once()?);
+    }
+    let us = start.elapsed().as_secs_f64() * 1e6 / f64::from(repeats);
+    Ok(format!(
+        "{{\"mechanism\": \"{mechanism}\", \"m\": {}, \"us_per_call\": {us}, \"repeats\": {repeats}}}",
+        scores.len()
+    ))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("select_timing: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
