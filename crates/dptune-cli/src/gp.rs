@@ -42,7 +42,24 @@ pub struct GpArgs {
     /// Declared public output range LO,HI; outputs outside are clipped (and counted).
     #[arg(long, value_delimiter = ',', num_args = 1, allow_hyphen_values = true)]
     y_range: Option<Vec<f64>>,
-    /// Public lengthscale grid (comma-separated, in standardised input units).
+    /// Declared public bounds of the inputs: LO,HI for every --x column (or one LO,HI for all).
+    /// Each column is mapped by the public affine map x' = (x − mid)/(width/4), so the declared
+    /// range becomes [−2, 2]; an input outside its declared range is refused. Required with
+    /// --data unless --x-standardise is given (DESIGN rule 5: preprocessing uses public bounds).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        allow_hyphen_values = true,
+        conflicts_with = "x_standardise",
+        requires = "data"
+    )]
+    x_range: Option<Vec<f64>>,
+    /// Instead of --x-range: standardise each input column by its own mean and s.d. Sound only
+    /// because inputs are public in the cloaking threat model (DPGP.md §2: only the outputs are
+    /// protected); the output says so. Do not use it if the inputs are sensitive.
+    #[arg(long, requires = "data")]
+    x_standardise: bool,
+    /// Public lengthscale grid (comma-separated, in scaled input units: see --x-range).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     lengthscales: Option<Vec<f64>>,
     /// Number of cross-validation folds.
@@ -175,23 +192,10 @@ fn load(args: &GpArgs) -> Result<Loaded, Failure> {
             path.display()
         )));
     }
-    // Inputs are public in the cloaking threat model (DPGP.md §2), so standardising them with
-    // their own mean and s.d. reveals nothing about the private outputs.
     let (n, p) = (rows.len(), xi.len());
-    let mut x = DMatrix::from_fn(n, p, |i, j| rows[i][j]);
-    let mut shift = 0.0;
-    let mut scale = 1.0;
-    for j in 0..p {
-        let col = x.column(j);
-        let mean = col.mean();
-        let sd = (col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
-        let sd = if sd > 0.0 { sd } else { 1.0 };
-        x.column_mut(j).apply(|v| *v = (*v - mean) / sd);
-        if j == 0 {
-            shift = mean;
-            scale = sd;
-        }
-    }
+    let raw = DMatrix::from_fn(n, p, |i, j| rows[i][j]);
+    let names: Vec<&str> = xi.iter().map(|&i| header.get(i).unwrap_or("?")).collect();
+    let (x, shift, scale, scaling_note) = scale_inputs(raw, &names, args)?;
     Ok(Loaded {
         x,
         y,
@@ -202,10 +206,77 @@ fn load(args: &GpArgs) -> Result<Loaded, Failure> {
         y_label: header.get(yi).unwrap_or("y").to_string(),
         shift,
         scale,
-        scaling_note: "inputs standardised by their own mean and s.d. (inputs are public in \
-                       the cloaking threat model)"
-            .into(),
+        scaling_note,
     })
+}
+
+/// Maps the raw inputs to the scaled units the lengthscales are stated in: by the declared public
+/// bounds of `--x-range` (DESIGN rule 5), or, only when the user asks with `--x-standardise`, by
+/// each column's own mean and s.d. (inputs are public in the cloaking threat model, DPGP.md §2).
+/// Returns the scaled inputs, the first column's shift and scale (raw = scaled·scale + shift),
+/// and a note for the output.
+fn scale_inputs(
+    mut x: DMatrix<f64>,
+    names: &[&str],
+    args: &GpArgs,
+) -> Result<(DMatrix<f64>, f64, f64, String), Failure> {
+    let (n, p) = x.shape();
+    let mut maps = Vec::with_capacity(p);
+    let note = if let Some(r) = &args.x_range {
+        let pairs: Vec<(f64, f64)> = match r.len() {
+            2 => vec![(r[0], r[1]); p],
+            k if k == 2 * p => r.chunks(2).map(|c| (c[0], c[1])).collect(),
+            _ => {
+                return Err(Failure::input(format!(
+                    "--x-range needs LO,HI once or once per --x column ({p} columns, got {}                      numbers)",
+                    r.len()
+                )))
+            }
+        };
+        for (j, &(lo, hi)) in pairs.iter().enumerate() {
+            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                return Err(Failure::input(format!(
+                    "--x-range for column {}: needs finite LO < HI, got {lo},{hi}",
+                    names[j]
+                )));
+            }
+            if let Some(i) = (0..n).find(|&i| !(lo..=hi).contains(&x[(i, j)])) {
+                return Err(Failure::input(format!(
+                    "--x-range: column {} has {} (data row {}) outside the declared public                      range [{lo}, {hi}]; declare bounds that hold for every input",
+                    names[j],
+                    x[(i, j)],
+                    i + 1
+                )));
+            }
+            maps.push((0.5 * (lo + hi), 0.25 * (hi - lo)));
+        }
+        let ranges: Vec<String> = names
+            .iter()
+            .zip(&pairs)
+            .map(|(c, (lo, hi))| format!("{c} in [{lo}, {hi}]"))
+            .collect();
+        format!(
+            "inputs scaled by the declared public ranges ({}) to [-2, 2]",
+            ranges.join(", ")
+        )
+    } else if args.x_standardise {
+        for j in 0..p {
+            let col = x.column(j);
+            let mean = col.mean();
+            let sd = (col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+            maps.push((mean, if sd > 0.0 { sd } else { 1.0 }));
+        }
+        "inputs standardised by their own mean and s.d. (--x-standardise): the inputs are          treated as PUBLIC, as in the cloaking threat model; only the outputs are protected"
+            .to_string()
+    } else {
+        return Err(Failure::input(
+            "--data needs --x-range LO,HI (declared public input bounds, DESIGN rule 5) or              --x-standardise (inputs treated as public and standardised by their own mean and              s.d.)",
+        ));
+    };
+    for (j, &(shift, scale)) in maps.iter().enumerate() {
+        x.column_mut(j).apply(|v| *v = (*v - shift) / scale);
+    }
+    Ok((x, maps[0].0, maps[0].1, note))
 }
 
 /// Runs `dptune gp`.

@@ -20,6 +20,19 @@ fn tmp(name: &str, contents: &str) -> std::path::PathBuf {
     p
 }
 
+/// `dptune gp --data <path> --x <x> --y <y> --y-range <yr>` followed by `extra`.
+fn data_args<'a>(
+    path: &'a str,
+    x: &'a str,
+    y: &'a str,
+    yr: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut v = vec!["gp", "--data", path, "--x", x, "--y", y, "--y-range", yr];
+    v.extend_from_slice(extra);
+    v
+}
+
 #[test]
 fn demo_json_has_the_promised_keys() {
     let (code, out, err) = dptune(&["gp", "--seed", "3", "--json"]);
@@ -43,32 +56,32 @@ fn user_data_with_clipping_and_plot() {
     }
     let data = tmp("data.csv", &csv);
     let svg = std::env::temp_dir().join(format!("dptune-gp-{}.svg", std::process::id()));
-    let (code, out, err) = dptune(&[
-        "gp",
-        "--data",
-        data.to_str().unwrap(),
-        "--x",
+    let path = data.to_str().unwrap();
+    let (code, out, err) = dptune(&data_args(
+        path,
         "x",
-        "--y",
         "y",
-        "--y-range",
         "-2,2",
-        "--lengthscales",
-        "0.3,1,3",
-        "--folds",
-        "4",
-        "--eps-select",
-        "1",
-        "--eps-predict",
-        "2",
-        "--delta",
-        "1e-6",
-        "--seed",
-        "1",
-        "--plot",
-        svg.to_str().unwrap(),
-        "--json",
-    ]);
+        &[
+            "--x-range",
+            "0,6",
+            "--lengthscales",
+            "0.3,1,3",
+            "--folds",
+            "4",
+            "--eps-select",
+            "1",
+            "--eps-predict",
+            "2",
+            "--delta",
+            "1e-6",
+            "--seed",
+            "1",
+            "--plot",
+            svg.to_str().unwrap(),
+            "--json",
+        ],
+    ));
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["privacy"]["epsilon"].as_f64().unwrap(), 3.0);
@@ -81,23 +94,26 @@ fn user_data_with_clipping_and_plot() {
         .contains("clipped"));
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.starts_with("<svg") && s.contains("private cloaked predictions"));
-    // Human output says so too.
-    let (code, out, _) = dptune(&[
-        "gp",
-        "--data",
-        data.to_str().unwrap(),
-        "--x",
+    assert!(v["data"]["input_scaling"]
+        .as_str()
+        .unwrap()
+        .contains("declared public ranges (x in [0, 6])"));
+    // Human output says so too; --x-standardise states that the inputs are treated as public.
+    let (code, out, err) = dptune(&data_args(
+        path,
         "0",
-        "--y",
         "1",
-        "--y-range",
         "-2,2",
-        "--lengthscales",
-        "0.3,1,3",
-        "--seed",
-        "2",
-    ]);
-    assert_eq!(code, 0);
+        &[
+            "--x-standardise",
+            "--lengthscales",
+            "0.3,1,3",
+            "--seed",
+            "2",
+        ],
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("treated as PUBLIC"), "{out}");
     assert!(out.contains("clipped (not an error"), "{out}");
 }
 
@@ -109,48 +125,40 @@ fn bad_input_exits_2_with_a_clear_message() {
         (vec!["gp", "--lengthscales", "1,-2"], "lengthscales"),
         (vec!["gp", "--lengthscales", "0"], "lengthscales"),
         (
-            vec![
-                "gp",
-                "--data",
-                p,
-                "--x",
-                "a",
-                "--y",
-                "b",
-                "--y-range",
-                "0,10",
-                "--folds",
-                "5",
-            ],
+            data_args(p, "a", "b", "0,10", &["--x-range", "0,10", "--folds", "5"]),
             "folds",
         ),
         (
-            vec![
-                "gp",
-                "--data",
-                p,
-                "--x",
-                "a",
-                "--y",
-                "b",
-                "--y-range",
-                "10,0",
-            ],
+            data_args(p, "a", "b", "10,0", &["--x-range", "0,10"]),
             "y_range",
         ),
         (
-            vec![
-                "gp",
-                "--data",
-                p,
-                "--x",
-                "zz",
-                "--y",
-                "b",
-                "--y-range",
-                "0,10",
-            ],
+            data_args(p, "zz", "b", "0,10", &["--x-range", "0,10"]),
             "no column",
+        ),
+        // Input bounds: required, well-formed, and holding for every row.
+        (data_args(p, "a", "b", "0,10", &[]), "--x-range"),
+        (
+            data_args(p, "a", "b", "0,10", &["--x-range", "0,3"]),
+            "outside the declared",
+        ),
+        (
+            data_args(p, "a", "b", "0,10", &["--x-range", "5,1"]),
+            "LO < HI",
+        ),
+        (
+            data_args(p, "a", "b", "0,10", &["--x-range", "0,1,2"]),
+            "once per --x column",
+        ),
+        (
+            data_args(
+                p,
+                "a",
+                "b",
+                "0,10",
+                &["--x-range", "0,10", "--x-standardise"],
+            ),
+            "cannot be used with",
         ),
         (vec!["gp", "--noise-ratio", "0"], "noise_var"),
         (vec!["gp", "--eps-predict=-1"], "eps_predict"),
@@ -167,21 +175,13 @@ fn bad_input_exits_2_with_a_clear_message() {
         rows.push_str(&format!("1.0,{}\n", i % 3));
     }
     let dup = tmp("dup.csv", &rows);
-    let (code, _, err) = dptune(&[
-        "gp",
-        "--data",
+    let (code, _, err) = dptune(&data_args(
         dup.to_str().unwrap(),
-        "--x",
         "a",
-        "--y",
         "b",
-        "--y-range",
         "0,3",
-        "--noise-ratio",
-        "1e-300",
-        "--folds",
-        "2",
-    ]);
+        &["--x-standardise", "--noise-ratio", "1e-300", "--folds", "2"],
+    ));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("singular"), "{err}");
 }

@@ -1,47 +1,44 @@
-//! Wall-clock time of one full private lengthscale selection on the benchmark data
-//! (`benches/gp.rs`): `cargo run --release -p dptune --example gp_select_timing -- 1000`.
-//! Used by `bench/gp/run.sh` for the side-by-side ratio with numpy/scipy.
+//! Wall-clock time of one full private lengthscale selection on the benchmark problem
+//! ([`dptune::gp::demo::timing_data`], also used by `benches/gp.rs`):
+//! `cargo run --release -p dptune --example gp_select_timing -- 1000 [repeats]`.
+//! Used by `bench/gp/run.sh` for the side-by-side ratio with numpy/scipy. With `repeats` > 1 it
+//! reports the median and the maximum over the runs.
 
-use dptune::gp::{select_lengthscale, MveeConfig, OutputRange, SelectionConfig, Utility};
+use dptune::gp::demo::{timing_config, timing_data};
+use dptune::gp::select_lengthscale;
 use dptune::noise::SecureRng;
-use nalgebra::DMatrix;
 use std::time::Instant;
 
 fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
-    let mut rng = SecureRng::seeded(n as u64);
-    let x = DMatrix::from_fn(n, 1, |_, _| rng.unit_f64() * 5.0 - 2.5);
-    let y: Vec<f64> = (0..n)
-        .map(|i| 150.0 + 60.0 * x[(i, 0)].sin() + 50.0 * (rng.unit_f64() - 0.5))
-        .collect();
-    let cfg = SelectionConfig {
-        grid: (0..20)
-            .map(|k| 2f64.powf(-3.0 + 8.0 * k as f64 / 19.0))
-            .collect(),
-        signal_var: 6400.0,
-        noise_var: 3200.0,
-        folds: 5,
-        eps_select: 1.0,
-        eps_predict: 1.0,
-        delta: 1e-5,
-        utility: Utility::CrossValidation,
-        mvee: MveeConfig::default(),
-    };
-    let range = OutputRange::new(20.0, 350.0).expect("valid range");
-    let t = Instant::now();
-    let r = select_lengthscale(&x, &y, range, &cfg, &mut SecureRng::seeded(1));
-    let secs = t.elapsed().as_secs_f64();
-    match r {
-        Ok(sel) => println!(
-            "{{\"n\": {n}, \"seconds\": {secs}, \"lengthscale\": {}}}",
-            sel.value.lengthscale
-        ),
+    let mut args = std::env::args().skip(1);
+    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let repeats: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
+    let (x, y, range) = match timing_data(n) {
+        Ok(d) => d,
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(2);
         }
+    };
+    let cfg = timing_config();
+    let mut times = Vec::with_capacity(repeats);
+    let mut chosen = f64::NAN;
+    for _ in 0..repeats {
+        let t = Instant::now();
+        let r = select_lengthscale(&x, &y, range, &cfg, &mut SecureRng::seeded(1));
+        times.push(t.elapsed().as_secs_f64());
+        match r {
+            Ok(sel) => chosen = sel.value.lengthscale,
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(2);
+            }
+        }
     }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "{{\"n\": {n}, \"seconds\": {}, \"max_seconds\": {}, \"repeats\": {repeats}, \"lengthscale\": {chosen}}}",
+        times[repeats / 2],
+        times[repeats - 1]
+    );
 }

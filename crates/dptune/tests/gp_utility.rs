@@ -71,7 +71,7 @@ fn run(seeds: u64, utility: Utility, eps_select: f64, eps_predict: f64) -> Summa
         let folds = Folds::random(tr.len(), 5, &mut rng).unwrap();
         let c = range.clip(&y_tr).unwrap().centred;
         let scores = nonprivate_scores(&x_tr, &c, range, &cfg, &folds).unwrap();
-        let p = scores.em_probabilities(eps_select);
+        let p = scores.em_probabilities(eps_select).unwrap();
         sum_em += p.iter().zip(&dp).map(|(p, e)| p * e).sum::<f64>();
         sum_uniform += dp.iter().sum::<f64>() / dp.len() as f64;
         sum_oracle += dp.iter().cloned().fold(f64::INFINITY, f64::min);

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::linalg::{chol_inv, range_basis};
 use super::mechanisms::grid_gaussian_vector;
-use super::regression::{check_inputs, GpRegression, Kernel, OutputRange};
+use super::regression::{check_inputs, Clipped, GpRegression, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::{Guarantee, Neighbours, Release};
@@ -70,12 +70,20 @@ pub(crate) struct MveeWeights {
 /// their rows are orthonormal (C = U_r S_r V_rᵀ ↦ V_rᵀ). The D-optimal weights and the constraint
 /// values are invariant under an invertible change of coordinates, and these start the
 /// multiplicative algorithm from a perfectly conditioned M̃ = (r/N)·I. The range is found by
-/// pivoted Cholesky of C·Cᵀ (cheap when r is small), then an r × r eigendecomposition.
+/// pivoted Cholesky of C·Cᵀ (cheap when r is small), then whitened by an r × r Cholesky factor
+/// (an eigendecomposition only as the fallback).
 fn reduced_coordinates(c: &DMatrix<f64>, rank_tol: f64) -> DMatrix<f64> {
     let tol2 = rank_tol * rank_tol;
     let q = range_basis(&(c * c.transpose()), tol2);
     let c0 = q.transpose() * c;
-    let eig = (&c0 * c0.transpose()).symmetric_eigen();
+    let g = &c0 * c0.transpose();
+    // Any invertible whitening gives the same weights; a Cholesky factor of c0·c0ᵀ costs far less
+    // than its eigendecomposition, which remains the fallback when c0·c0ᵀ is too ill-conditioned
+    // for Cholesky (it then drops the directions below rank_tol).
+    if let Ok(f) = chol_inv(&g, "reduced Gram matrix") {
+        return &f.l_inv * c0;
+    }
+    let eig = g.symmetric_eigen();
     let top = eig.eigenvalues.iter().cloned().fold(0.0, f64::max);
     let keep: Vec<usize> = (0..c0.nrows())
         .filter(|&i| top > 0.0 && eig.eigenvalues[i] > tol2 * top)
@@ -115,8 +123,10 @@ pub(crate) fn mvee_weights(c: &DMatrix<f64>, cfg: &MveeConfig) -> Result<MveeWei
     let mut scaled = ct.clone();
     while iterations < cfg.max_iter {
         iterations += 1;
-        for (j, mut col) in scaled.column_iter_mut().enumerate() {
-            col.copy_from(&(ct.column(j) * lambda[j].sqrt()));
+        scaled.copy_from(&ct);
+        for (col, l) in scaled.column_iter_mut().zip(&lambda) {
+            let mut col = col;
+            col.scale_mut(l.sqrt());
         }
         let m = &scaled * scaled.transpose();
         let f = chol_inv(&m, "MVEE iterate")?;
@@ -299,39 +309,77 @@ fn gamma(n: usize) -> f64 {
     nu / (1.0 - nu)
 }
 
-/// Adds the whitened vector Gaussian to W·ỹ and maps back with L: shared by cloaking and Hall.
-#[allow(clippy::too_many_arguments)]
-fn whitened_release(
-    w: &DMatrix<f64>,
-    l: &DMatrix<f64>,
-    m_diag: &[f64],
-    y: &[f64],
-    half_width: f64,
-    sensitivity: f64,
-    centre: f64,
-    eps: f64,
-    delta: f64,
-    clipped: usize,
-    rng: &mut SecureRng,
-) -> Result<DpPredictions> {
-    let g = w * DVector::from_column_slice(y);
-    let gam = gamma(y.len());
-    let float_err: Vec<f64> = w
-        .row_iter()
-        .map(|row| gam * half_width * row.iter().map(|v| v.abs()).sum::<f64>())
-        .collect();
-    let noisy = grid_gaussian_vector(g.as_slice(), sensitivity, &float_err, eps, delta, rng)?;
-    let out = l * DVector::from_vec(noisy.values);
-    Ok(DpPredictions {
-        values: out.iter().map(|v| v + centre).collect(),
-        noise_sd: m_diag.iter().map(|v| noisy.sigma * v.sqrt()).collect(),
-        sigma: noisy.sigma,
-        classic_sigma: (eps <= 1.0).then(|| classic_c_delta(delta) * sensitivity / eps),
-        sensitivity,
-        charged_sensitivity: noisy.charged_sensitivity,
-        granularity: noisy.granularity,
-        clipped,
-    })
+/// The data-side preparation shared by cloaking and Hall: the charge, the clipped outputs, the
+/// fitted GP and the prediction matrix C at the test inputs.
+struct Prepared {
+    spent: Guarantee,
+    range: OutputRange,
+    clipped: Clipped,
+    gp: GpRegression,
+    c: DMatrix<f64>,
+}
+
+impl Prepared {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        x: &DMatrix<f64>,
+        y: &[f64],
+        range: OutputRange,
+        kernel: Kernel,
+        x_star: &DMatrix<f64>,
+        eps: f64,
+        delta: f64,
+    ) -> Result<Self> {
+        let spent = Guarantee::approx(eps, delta, Neighbours::Replace)?;
+        check_inputs("x_star", x_star, Some(x.ncols()))?;
+        let clipped = range.clip(y)?;
+        let gp = GpRegression::fit(x, &clipped.centred, kernel)?;
+        let c = gp.prediction_matrix(x_star)?;
+        Ok(Self {
+            spent,
+            range,
+            clipped,
+            gp,
+            c,
+        })
+    }
+
+    /// Adds the whitened vector Gaussian to W·ỹ (W = L⁻¹C for the noise covariance M = LLᵀ,
+    /// with diagonal `m_diag`) and maps back with L.
+    fn release(
+        self,
+        w: &DMatrix<f64>,
+        l: &DMatrix<f64>,
+        m_diag: &[f64],
+        sensitivity: f64,
+        (eps, delta): (f64, f64),
+        rng: &mut SecureRng,
+    ) -> Result<Release<DpPredictions>> {
+        let y = &self.clipped.centred;
+        let (half_width, centre) = (self.range.width() / 2.0, self.range.centre());
+        let g = w * DVector::from_column_slice(y);
+        let gam = gamma(y.len());
+        let float_err: Vec<f64> = w
+            .row_iter()
+            .map(|row| gam * half_width * row.iter().map(|v| v.abs()).sum::<f64>())
+            .collect();
+        let noisy = grid_gaussian_vector(g.as_slice(), sensitivity, &float_err, eps, delta, rng)?;
+        let out = l * DVector::from_vec(noisy.values);
+        let value = DpPredictions {
+            values: out.iter().map(|v| v + centre).collect(),
+            noise_sd: m_diag.iter().map(|v| noisy.sigma * v.sqrt()).collect(),
+            sigma: noisy.sigma,
+            classic_sigma: (eps <= 1.0).then(|| classic_c_delta(delta) * sensitivity / eps),
+            sensitivity,
+            charged_sensitivity: noisy.charged_sensitivity,
+            granularity: noisy.granularity,
+            clipped: self.clipped.clipped,
+        };
+        Ok(Release {
+            value,
+            spent: self.spent,
+        })
+    }
 }
 
 /// Private GP predictions at the public inputs `x_star` by cloaking: (ε, δ)-DP with respect to
@@ -354,29 +402,11 @@ pub fn cloaked_predictions(
     cfg: &MveeConfig,
     rng: &mut SecureRng,
 ) -> Result<Release<DpPredictions>> {
-    let spent = Guarantee::approx(eps, delta, Neighbours::Replace)?;
-    check_inputs("x_star", x_star, Some(x.ncols()))?;
-    let clipped = range.clip(y)?;
-    let gp = GpRegression::fit(x, &clipped.centred, kernel)?;
-    let c = gp.prediction_matrix(x_star)?;
-    let cov = CloakingCovariance::optimise(&c, cfg)?;
-    let d = range.width();
-    let sens = d * cov.delta() * (1.0 + 1e-9);
+    let prep = Prepared::new(x, y, range, kernel, x_star, eps, delta)?;
+    let cov = CloakingCovariance::optimise(&prep.c, cfg)?;
+    let sens = range.width() * cov.delta() * (1.0 + 1e-9);
     let m_diag: Vec<f64> = cov.m.diagonal().iter().cloned().collect();
-    let value = whitened_release(
-        &cov.w,
-        &cov.l,
-        &m_diag,
-        &clipped.centred,
-        d / 2.0,
-        sens,
-        range.centre(),
-        eps,
-        delta,
-        clipped.clipped,
-        rng,
-    )?;
-    Ok(Release { value, spent })
+    prep.release(&cov.w, &cov.l, &m_diag, sens, (eps, delta), rng)
 }
 
 /// Which RKHS sensitivity the Hall et al. baseline uses (DPGP.md §4).
@@ -429,35 +459,18 @@ pub fn hall_predictions(
     bound: HallBound,
     rng: &mut SecureRng,
 ) -> Result<Release<DpPredictions>> {
-    let spent = Guarantee::approx(eps, delta, Neighbours::Replace)?;
-    check_inputs("x_star", x_star, Some(x.ncols()))?;
-    let clipped = range.clip(y)?;
-    let gp = GpRegression::fit(x, &clipped.centred, kernel)?;
-    let c = gp.prediction_matrix(x_star)?;
+    let prep = Prepared::new(x, y, range, kernel, x_star, eps, delta)?;
     let d = range.width();
     let mut m = kernel.matrix(x_star, x_star);
     for i in 0..m.nrows() {
         m[(i, i)] += 1e-8 * kernel.signal_var();
     }
     let f = chol_inv(&m, "prior covariance at the test inputs")?;
-    let w = &f.l_inv * &c;
+    let w = &f.l_inv * &prep.c;
     let whitened = d * w.column_iter().map(|col| col.norm()).fold(0.0, f64::max);
-    let sens = hall_sensitivity(&gp, d, bound).max(whitened) * (1.0 + 1e-9);
+    let sens = hall_sensitivity(&prep.gp, d, bound).max(whitened) * (1.0 + 1e-9);
     let m_diag: Vec<f64> = m.diagonal().iter().cloned().collect();
-    let value = whitened_release(
-        &w,
-        &f.l,
-        &m_diag,
-        &clipped.centred,
-        d / 2.0,
-        sens,
-        range.centre(),
-        eps,
-        delta,
-        clipped.clipped,
-        rng,
-    )?;
-    Ok(Release { value, spent })
+    prep.release(&w, &f.l, &m_diag, sens, (eps, delta), rng)
 }
 
 #[cfg(test)]

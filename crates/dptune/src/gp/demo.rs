@@ -5,10 +5,11 @@
 use nalgebra::DMatrix;
 
 use super::cloaking::{CloakingCovariance, MveeConfig};
-use super::mechanisms::analytic_gaussian_sigma;
 use super::regression::{GpRegression, Kernel, OutputRange};
+use super::select::{SelectionConfig, Utility};
 use crate::error::{Error, Result};
 use crate::noise::SecureRng;
+use crate::privacy::gaussian::gaussian_sigma;
 
 const DIABETES_CSV: &str = include_str!("../../data/diabetes.csv");
 
@@ -122,9 +123,39 @@ pub fn expected_dp_rmse(
         / y_te.len() as f64;
     let cm = gp.prediction_matrix(x_te)?;
     let cov = CloakingCovariance::optimise(&cm, mvee)?;
-    let s = analytic_gaussian_sigma(eps, delta, range.width() * cov.delta())?;
+    let s = gaussian_sigma(eps, delta, range.width() * cov.delta())?;
     let noise = s * s * cov.matrix().trace() / y_te.len() as f64;
     Ok(((mse + noise).sqrt(), mse.sqrt()))
+}
+
+/// The synthetic timing problem of `benches/gp.rs`, `examples/gp_select_timing.rs` and
+/// `bench/gp/`: n points on the demo's scale, x ~ U[−2.5, 2.5], y = 150 + 60 sin(x) + U(−25, 25)
+/// (seeded by n), with the output range [`Y_RANGE`].
+pub fn timing_data(n: usize) -> Result<(DMatrix<f64>, Vec<f64>, OutputRange)> {
+    let mut rng = SecureRng::seeded(n as u64);
+    let x = DMatrix::from_fn(n, 1, |_, _| rng.unit_f64() * 5.0 - 2.5);
+    let y = (0..n)
+        .map(|i| 150.0 + 60.0 * x[(i, 0)].sin() + 50.0 * (rng.unit_f64() - 0.5))
+        .collect();
+    Ok((x, y, OutputRange::new(Y_RANGE.0, Y_RANGE.1)?))
+}
+
+/// The timing problem's selection settings: 20 lengthscales log-spaced over 2⁻³ … 2⁵, 5-fold
+/// noise-aware CV, ε_select = ε_predict = 1, δ = 1e-5, default MVEE settings.
+pub fn timing_config() -> SelectionConfig {
+    SelectionConfig {
+        grid: (0..20)
+            .map(|k| 2f64.powf(-3.0 + 8.0 * k as f64 / 19.0))
+            .collect(),
+        signal_var: SIGNAL_VAR,
+        noise_var: NOISE_VAR,
+        folds: 5,
+        eps_select: 1.0,
+        eps_predict: 1.0,
+        delta: 1e-5,
+        utility: Utility::CrossValidation,
+        mvee: MveeConfig::default(),
+    }
 }
 
 /// Rows `idx` of `x`.

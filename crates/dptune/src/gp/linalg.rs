@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 const BASE: usize = 96;
 
 /// Squared Euclidean distances between the rows of `a` (n×p) and the rows of `b` (m×p).
-fn sq_dists(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+pub(crate) fn sq_dists(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
     let (n, m) = (a.nrows(), b.nrows());
     DMatrix::from_fn(n, m, |i, j| {
         let mut s = 0.0;
@@ -33,8 +33,13 @@ pub(crate) fn rbf(
     lengthscale: f64,
     signal_var: f64,
 ) -> DMatrix<f64> {
+    rbf_from_sq(&sq_dists(a, b), lengthscale, signal_var)
+}
+
+/// The RBF kernel matrix from precomputed squared distances (shared across a lengthscale grid).
+pub(crate) fn rbf_from_sq(d2: &DMatrix<f64>, lengthscale: f64, signal_var: f64) -> DMatrix<f64> {
     let scale = -0.5 / (lengthscale * lengthscale);
-    sq_dists(a, b).map(|d| signal_var * (d * scale).exp())
+    d2.map(|d| signal_var * (d * scale).exp())
 }
 
 /// A lower Cholesky factor `l` of an SPD matrix and its inverse `l_inv` (both lower triangular).

@@ -4,7 +4,7 @@
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
 
-use super::linalg::{chol_inv, rbf, CholInv};
+use super::linalg::{chol_inv, rbf, rbf_from_sq, CholInv};
 use crate::error::{check_positive, Error, Result};
 
 /// An RBF kernel k(x, x′) = σ_f²·exp(−‖x − x′‖²/(2ℓ²)) plus Gaussian observation noise σ_n².
@@ -57,7 +57,12 @@ impl Kernel {
 
     /// k(X, X) + σ_n² I.
     pub(crate) fn noisy_gram(&self, x: &DMatrix<f64>) -> DMatrix<f64> {
-        let mut k = self.matrix(x, x);
+        self.noisy_gram_from_sq(&super::linalg::sq_dists(x, x))
+    }
+
+    /// k(X, X) + σ_n² I from the squared distances between the rows of X.
+    pub(crate) fn noisy_gram_from_sq(&self, d2: &DMatrix<f64>) -> DMatrix<f64> {
+        let mut k = rbf_from_sq(d2, self.lengthscale, self.signal_var);
         for i in 0..k.nrows() {
             k[(i, i)] += self.noise_var;
         }

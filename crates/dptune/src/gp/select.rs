@@ -11,12 +11,14 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::cloaking::{cloaked_predictions, mvee_weights, DpPredictions, MveeConfig};
-use super::linalg::{chol_inv, spd_inverse};
-use super::mechanisms::{analytic_gaussian_sigma, em_probabilities, exponential_mechanism};
+use super::linalg::{chol_inv, spd_inverse, sq_dists};
 use super::regression::{check_inputs, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
+use crate::privacy::gaussian::gaussian_sigma;
 use crate::privacy::{Guarantee, Neighbours, Release};
+use crate::select::exponential::em_guarantee;
+use crate::select::{ExponentialMechanism, Goal, Sensitivity};
 
 /// A fold assignment: point i is a test point of fold `of[i]` and a training point of the others.
 /// It is drawn independently of the outputs.
@@ -185,10 +187,39 @@ impl NonPrivateScores {
             .fold(0.0, f64::max)
     }
 
-    /// The exponential mechanism's selection probabilities at `eps_select` (exact expectation of
-    /// the private choice; computing them reads the outputs, so they are not released).
-    pub fn em_probabilities(&self, eps_select: f64) -> Vec<f64> {
-        em_probabilities(&self.scores, self.sensitivity(), eps_select)
+    /// The Δu the exponential mechanism is run with: max_ℓ Δu(ℓ) inflated by 1e-9 relative to
+    /// cover floating-point error in the scores.
+    pub fn em_sensitivity(&self) -> f64 {
+        self.sensitivity() * (1.0 + 1e-9)
+    }
+
+    /// The exponential mechanism over these scores (`None` for a single candidate: there is
+    /// nothing to choose). Utility = score (higher is better), per-candidate Δ = Δu, not
+    /// monotone, so the range is R = 2Δu and P(ℓ) ∝ exp(ε·u(ℓ)/(2Δu)): the mechanism of
+    /// McSherry & Talwar with ε charged (DPGP.md §6.4).
+    fn mechanism(&self, eps_select: f64) -> Result<Option<ExponentialMechanism>> {
+        if self.scores.len() == 1 {
+            return Ok(None);
+        }
+        let sens = Sensitivity::general(self.em_sensitivity())?;
+        ExponentialMechanism::new(
+            &self.scores,
+            Goal::Maximize,
+            sens,
+            eps_select,
+            Neighbours::Replace,
+        )
+        .map(Some)
+    }
+
+    /// The exponential mechanism's selection probabilities at `eps_select`: the exact
+    /// probabilities of the draw [`select_lengthscale`] makes (computing them reads the outputs,
+    /// so they are not released).
+    pub fn em_probabilities(&self, eps_select: f64) -> Result<Vec<f64>> {
+        Ok(match self.mechanism(eps_select)? {
+            Some(m) => m.probabilities(),
+            None => vec![1.0],
+        })
     }
 }
 
@@ -196,7 +227,7 @@ impl NonPrivateScores {
 /// A = (K + σ_n²I)⁻¹: for a held-out block I, C_I = −(A_II)⁻¹A_{I,−I} and the residual is
 /// −(A_II)⁻¹(Aỹ)_I (block-inverse identities).
 fn cv_candidate(
-    x: &DMatrix<f64>,
+    d2: &DMatrix<f64>,
     y: &DVector<f64>,
     kernel: Kernel,
     members: &[(Vec<usize>, Vec<usize>)],
@@ -204,8 +235,11 @@ fn cv_candidate(
     s2: f64,
     mvee: &MveeConfig,
 ) -> Result<(f64, CandidateInfo)> {
-    let n = x.nrows();
-    let a = spd_inverse(&kernel.noisy_gram(x), "kernel matrix K + noise_var·I")?;
+    let n = d2.nrows();
+    let a = spd_inverse(
+        &kernel.noisy_gram_from_sq(d2),
+        "kernel matrix K + noise_var·I",
+    )?;
     let alpha = &a * y;
     let mut influence = vec![0.0; n];
     let mut score = 0.0;
@@ -246,15 +280,15 @@ fn cv_candidate(
 
 /// Noise-aware log marginal likelihood and its sensitivity for one lengthscale (DPGP.md §7).
 fn lml_candidate(
-    x: &DMatrix<f64>,
+    d2: &DMatrix<f64>,
     y: &DVector<f64>,
     kernel: Kernel,
     d: f64,
     s2: f64,
     mvee: &MveeConfig,
 ) -> Result<(f64, CandidateInfo)> {
-    let n = x.nrows();
-    let ky = kernel.noisy_gram(x);
+    let n = d2.nrows();
+    let ky = kernel.noisy_gram_from_sq(d2);
     // Cloaking matrix for predictions at the training inputs: C = K(K + σ²I)⁻¹ = I − σ²A.
     let a = chol_inv(&ky, "kernel matrix K + noise_var·I")?.inverse();
     let c = DMatrix::identity(n, n) - &a * kernel.noise_var();
@@ -314,21 +348,23 @@ pub fn nonprivate_scores(
             "clip and centre the outputs with OutputRange::clip first",
         ));
     }
-    let s = analytic_gaussian_sigma(cfg.eps_predict, cfg.delta, d)?;
+    let s = gaussian_sigma(cfg.eps_predict, cfg.delta, d)?;
     let y = DVector::from_column_slice(y_centred);
     let members = folds.members();
     let cv_mvee = MveeConfig {
         tol: cfg.mvee.tol.max(CV_MVEE_TOL),
         ..cfg.mvee
     };
+    // The squared distances are the same for every lengthscale: computed once.
+    let d2 = sq_dists(x, x);
     let results: Vec<Result<(f64, CandidateInfo)>> = cfg
         .grid
         .par_iter()
         .map(|&l| {
             let k = cfg.kernel(l)?;
             match cfg.utility {
-                Utility::CrossValidation => cv_candidate(x, &y, k, &members, d, s * s, &cv_mvee),
-                Utility::LogMarginalLikelihood => lml_candidate(x, &y, k, d, s * s, &cv_mvee),
+                Utility::CrossValidation => cv_candidate(&d2, &y, k, &members, d, s * s, &cv_mvee),
+                Utility::LogMarginalLikelihood => lml_candidate(&d2, &y, k, d, s * s, &cv_mvee),
             }
         })
         .collect();
@@ -369,7 +405,9 @@ pub struct Selection {
 ///
 /// McSherry & Talwar 2007 (THEORY.md §1.1) with P(ℓ) ∝ exp(ε·u(ℓ)/(2Δu)), Δu = max over the grid
 /// of the data-independent Δu(ℓ) (DPGP.md §6.2–6.4; the score is not monotone, so the range is
-/// 2Δu). The bound is inflated by 1e-9 relative to cover floating-point error in the scores. Also
+/// 2Δu). The bound is inflated by 1e-9 relative to cover floating-point error in the scores. The
+/// draw is the shared [`ExponentialMechanism`] (`Sensitivity::general(Δu)`, so R = 2Δu; exact
+/// rejection sampling, scores snapped with the rounding charged); it spends ε_select pure and
 /// ε²/8-zCDP (bounded range, THEORY.md §1.2). The fold assignment is drawn from `rng`
 /// independently of the outputs.
 pub fn select_lengthscale(
@@ -391,12 +429,16 @@ pub fn select_lengthscale(
     let clipped = range.clip(y)?;
     let folds = Folds::random(x.nrows(), cfg.folds, rng)?;
     let scored = nonprivate_scores(x, &clipped.centred, range, cfg, &folds)?;
-    let sensitivity = scored.sensitivity() * (1.0 + 1e-9);
-    let index = exponential_mechanism(&scored.scores, sensitivity, cfg.eps_select, rng)?;
-    let spent = Guarantee::pure(cfg.eps_select, Neighbours::Replace)?.and(Guarantee::zcdp(
-        cfg.eps_select * cfg.eps_select / 8.0,
-        Neighbours::Replace,
-    )?)?;
+    let sensitivity = scored.em_sensitivity();
+    // A one-point grid needs no mechanism; ε_select is still charged (a conservative statement
+    // that keeps the reported total independent of the grid size).
+    let (index, spent) = match scored.mechanism(cfg.eps_select)? {
+        Some(m) => {
+            let r = m.select(rng);
+            (r.value, r.spent)
+        }
+        None => (0, em_guarantee(cfg.eps_select, Neighbours::Replace)?),
+    };
     Ok(Release {
         value: Selection {
             index,
@@ -541,7 +583,7 @@ mod tests {
         };
         assert!(argmax(&tight) >= argmax(&loose));
         assert!(tight.candidates[0].noise_trace > loose.candidates[0].noise_trace);
-        let p = loose.em_probabilities(1.0);
+        let p = loose.em_probabilities(1.0).unwrap();
         assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
 
