@@ -31,7 +31,6 @@
 //! give exactly Sk(s·μ/t), whose guarantee is at least as strong as the target. The released
 //! guarantee is computed for the actual s (never claimed better than true).
 
-
 use super::noise_share::SkellamShare;
 use crate::error::{check_delta, check_positive, Error, Result};
 use crate::privacy::convert::{rdp_epsilon, rdp_epsilon_on, round_up};
