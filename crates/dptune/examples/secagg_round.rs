@@ -1,6 +1,11 @@
-//! Times one secure-aggregation round (p = 100) for n = 100 and 1000 clients with a SecAgg+
-//! graph (degree 2⌈log2 n⌉ rounded to even, majority threshold) and, for n = 100, the complete
-//! graph. Prints one JSON line per configuration. Used by `bench/secagg/run.sh`.
+//! Times one secure-aggregation round (p = 100, no dropouts) for n = 100 and 1000 clients with a
+//! SecAgg+ graph (degree 2⌈log2 n⌉ rounded to even, majority threshold) and, for n = 100, the
+//! complete graph (threshold t = 0.8·n). Client compute is the sum over clients of the time spent
+//! building their state and answering the four stages (key generation, Shamir sharing, share
+//! encryption and decryption, masking, message encoding and decoding); server compute is the
+//! server's message handling, routing and unmasking. Prints one JSON line per configuration, with
+//! `num_shares` (neighbourhood size including the client itself, Flower's name) and `threshold`.
+//! Used by `bench/secagg/run.sh`.
 
 use dptune::federated::secagg::local::run_round;
 use dptune::federated::secagg::SecAggParams;
@@ -20,7 +25,9 @@ fn main() -> Result<(), dptune::Error> {
         let expected = (0..n as u32).fold(0u32, |a, b| a.wrapping_add(b));
         assert_eq!(agg.sum[0], expected);
         println!(
-            "{{\"n\": {n}, \"p\": {p}, \"graph\": \"{}\", \"client_seconds_total\": {:.4}, \"client_seconds_mean\": {:.6}, \"server_seconds\": {:.4}, \"client_bytes\": {}, \"server_bytes\": {}}}",
+            "{{\"impl\": \"dptune\", \"n\": {n}, \"p\": {p}, \"num_shares\": {}, \"threshold\": {}, \"graph\": \"{}\", \"client_seconds_total\": {:.4}, \"client_seconds_mean\": {:.6}, \"server_seconds\": {:.4}, \"client_bytes\": {}, \"server_bytes\": {}}}",
+            degree.map_or(n, |d| d + 1),
+            degree.map_or(t, |d| d / 2 + 1),
             degree.map_or("complete".to_string(), |d| format!("secagg+ degree {d}")),
             timing.clients.as_secs_f64(),
             timing.clients.as_secs_f64() / n as f64,

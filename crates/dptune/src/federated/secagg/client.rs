@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::Zeroizing;
 
-use super::crypto::{apply_mask, keypair, open, pairwise_seed, seal, share_key};
+use super::crypto::{apply_mask, keypair, open, pairwise_key, seal, Purpose};
 use super::shamir::{split, Share};
 use super::wire::{decode_share_pair, encode_share_pair, Body, Kind, Message, SERVER};
 use super::SecAggParams;
@@ -209,7 +209,14 @@ impl Client {
                 continue;
             }
             let peer = &peers[&h];
-            let key = share_key(&self.enc_sk, &peer.enc_pk, self.params.round(), self.id, h);
+            let key = pairwise_key(
+                Purpose::Share,
+                &self.enc_sk,
+                &peer.enc_pk,
+                self.params.round(),
+                self.id,
+                h,
+            );
             let plain = Zeroizing::new(encode_share_pair(self.id, h, &s, &k));
             out.push((h, seal(&key, self.params.round(), self.id, h, &plain)));
         }
@@ -232,7 +239,8 @@ impl Client {
             if self.held.contains_key(&from) {
                 return Err(protocol(format!("two shares from {from}")));
             }
-            let key = share_key(
+            let key = pairwise_key(
+                Purpose::Share,
                 &self.enc_sk,
                 &peer.enc_pk,
                 self.params.round(),
@@ -253,7 +261,8 @@ impl Client {
         let mut y = self.input.clone();
         apply_mask(&mut y, &self.self_seed, true);
         for j in live {
-            let seed = pairwise_seed(
+            let seed = pairwise_key(
+                Purpose::Mask,
                 &self.mask_sk,
                 &self.peers[&j].mask_pk,
                 self.params.round(),

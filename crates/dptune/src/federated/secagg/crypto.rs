@@ -15,10 +15,25 @@ use zeroize::Zeroizing;
 
 use crate::noise::SecureRng;
 
-/// Domain-separation labels for HKDF: a pairwise mask seed and a share-encryption key derived
-/// from the same kind of secret can never coincide.
-const LABEL_MASK: &[u8] = b"dptune/secagg/v1/pairwise-mask";
-const LABEL_SHARE: &[u8] = b"dptune/secagg/v1/share-key";
+/// What a pairwise key is for. Each purpose has its own HKDF domain-separation label, so a
+/// pairwise mask seed and a share-encryption key derived from the same kind of secret can never
+/// coincide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// The pairwise mask seed s_ij = s_ji.
+    Mask,
+    /// The AEAD key for share transport.
+    Share,
+}
+
+impl Purpose {
+    fn label(self) -> &'static [u8] {
+        match self {
+            Purpose::Mask => b"dptune/secagg/v1/pairwise-mask",
+            Purpose::Share => b"dptune/secagg/v1/share-key",
+        }
+    }
+}
 
 /// A fresh X25519 key pair (secret from `rng`, 32 bytes).
 pub(crate) fn keypair(rng: &mut SecureRng) -> (StaticSecret, PublicKey) {
@@ -29,10 +44,11 @@ pub(crate) fn keypair(rng: &mut SecureRng) -> (StaticSecret, PublicKey) {
     (sk, pk)
 }
 
-/// HKDF-SHA256(ikm = X25519(sk, pk), salt = round id) expanded with `label || lo || hi`, where
-/// (lo, hi) are the two client ids in increasing order (both ends derive the same key).
-fn derive(
-    label: &[u8],
+/// The key of clients `a` and `b` for `purpose` in `round`: HKDF-SHA256(ikm = X25519(sk, pk),
+/// salt = round id) expanded with `label || lo || hi`, where (lo, hi) are the two client ids in
+/// increasing order (both ends derive the same key).
+pub(crate) fn pairwise_key(
+    purpose: Purpose,
     sk: &StaticSecret,
     their_pk: &PublicKey,
     round: u64,
@@ -42,6 +58,7 @@ fn derive(
     let shared = sk.diffie_hellman(their_pk);
     let hk = Hkdf::<Sha256>::new(Some(&round.to_le_bytes()), shared.as_bytes());
     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    let label = purpose.label();
     let mut info = Vec::with_capacity(label.len() + 8);
     info.extend_from_slice(label);
     info.extend_from_slice(&lo.to_le_bytes());
@@ -51,28 +68,6 @@ fn derive(
     hk.expand(&info, out.as_mut())
         .expect("32-byte HKDF-SHA256 output is always valid");
     out
-}
-
-/// The pairwise mask seed s_ij = s_ji of clients `a` and `b` in `round`.
-pub(crate) fn pairwise_seed(
-    sk: &StaticSecret,
-    their_pk: &PublicKey,
-    round: u64,
-    a: u32,
-    b: u32,
-) -> Zeroizing<[u8; 32]> {
-    derive(LABEL_MASK, sk, their_pk, round, a, b)
-}
-
-/// The AEAD key shared by clients `a` and `b` for share transport in `round`.
-pub(crate) fn share_key(
-    sk: &StaticSecret,
-    their_pk: &PublicKey,
-    round: u64,
-    a: u32,
-    b: u32,
-) -> Zeroizing<[u8; 32]> {
-    derive(LABEL_SHARE, sk, their_pk, round, a, b)
 }
 
 /// Adds `sign ×` the ChaCha20 keystream of `seed` (zero nonce, read as little-endian u32 words)
@@ -158,11 +153,11 @@ mod tests {
         let mut rng = SecureRng::seeded(1);
         let (ska, pka) = keypair(&mut rng);
         let (skb, pkb) = keypair(&mut rng);
-        let sa = pairwise_seed(&ska, &pkb, 7, 3, 9);
-        let sb = pairwise_seed(&skb, &pka, 7, 9, 3);
+        let sa = pairwise_key(Purpose::Mask, &ska, &pkb, 7, 3, 9);
+        let sb = pairwise_key(Purpose::Mask, &skb, &pka, 7, 9, 3);
         assert_eq!(*sa, *sb);
-        assert_ne!(*sa, *share_key(&ska, &pkb, 7, 3, 9));
-        assert_ne!(*sa, *pairwise_seed(&ska, &pkb, 8, 3, 9));
+        assert_ne!(*sa, *pairwise_key(Purpose::Share, &ska, &pkb, 7, 3, 9));
+        assert_ne!(*sa, *pairwise_key(Purpose::Mask, &ska, &pkb, 8, 3, 9));
         let mut v = vec![5u32, 6, 7];
         apply_mask(&mut v, &sa, true);
         assert_ne!(v, vec![5, 6, 7]);

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use x25519_dalek::{PublicKey, StaticSecret};
 
-use super::crypto::{apply_mask, pairwise_seed};
+use super::crypto::{apply_mask, pairwise_key, Purpose};
 use super::shamir::{combine, lagrange_at_zero, Share};
 use super::wire::{Body, Kind, Message, PublicKeys, SERVER};
 use super::SecAggParams;
@@ -333,7 +333,7 @@ impl Server {
             for &i in self.masked.keys() {
                 if self.params.are_neighbours(i, j) {
                     let pk = PublicKey::from(self.keys[&i].mask_pk);
-                    let seed = pairwise_seed(&sk, &pk, self.params.round(), j, i);
+                    let seed = pairwise_key(Purpose::Mask, &sk, &pk, self.params.round(), j, i);
                     // Survivor i added +PRG(s_ij) if i < j and −PRG(s_ij) otherwise: undo it.
                     apply_mask(&mut sum, &seed, i > j);
                 }
