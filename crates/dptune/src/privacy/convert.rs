@@ -10,6 +10,9 @@
 //!   its stationarity condition (THEORY.md §12.2).
 //! * pure → zCDP: ε-DP implies ε²/2-zCDP (Bun & Steinke 2016, arXiv 1605.02065, Prop. 1.4).
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 use crate::error::{check_delta, check_non_negative, check_positive, Error, Result};
 
 use super::rdp::{default_orders, RdpCurve};
@@ -122,12 +125,91 @@ impl CksLogDelta {
     }
 }
 
-fn search_orders(curve: &RdpCurve) -> Vec<f64> {
-    let mut orders = default_orders();
+/// dp_accounting's default grid with ln α and ln(1 − 1/α) at each order, computed once: the
+/// per-order constants of the CKS bound, shared by every conversion on that grid.
+struct DefaultGrid {
+    orders: Vec<f64>,
+    logs: Vec<(f64, f64)>,
+}
+
+fn order_logs(orders: &[f64]) -> Vec<(f64, f64)> {
+    orders
+        .iter()
+        .map(|&a| (a.ln(), (-1.0 / a).ln_1p()))
+        .collect()
+}
+
+fn default_grid() -> &'static DefaultGrid {
+    static GRID: OnceLock<DefaultGrid> = OnceLock::new();
+    GRID.get_or_init(|| {
+        let orders = default_orders();
+        let logs = order_logs(&orders);
+        DefaultGrid { orders, logs }
+    })
+}
+
+/// (ln α, ln(1 − 1/α)) for `orders`: borrowed from [`default_grid`] when `orders` is that grid.
+fn logs_for(orders: &[f64]) -> Cow<'static, [(f64, f64)]> {
+    let grid = default_grid();
+    if orders == grid.orders.as_slice() {
+        Cow::Borrowed(&grid.logs)
+    } else {
+        Cow::Owned(order_logs(orders))
+    }
+}
+
+/// The default grid together with the curve's tabulated orders, sorted: the default grid itself
+/// (borrowed, no allocation) when every tabulated order is already on it.
+fn search_orders(curve: &RdpCurve) -> Cow<'static, [f64]> {
+    let grid = &default_grid().orders;
+    let on_grid = |os: &[f64]| {
+        os == grid.as_slice()
+            || os
+                .iter()
+                .all(|o| grid.binary_search_by(|g| g.total_cmp(o)).is_ok())
+    };
+    if curve.table_orders().all(on_grid) {
+        return Cow::Borrowed(grid);
+    }
+    let mut orders = grid.clone();
     orders.extend(curve.tabulated_orders());
     orders.sort_by(f64::total_cmp);
     orders.dedup();
-    orders
+    Cow::Owned(orders)
+}
+
+/// [`cks_epsilon_at`] for a fixed δ, with ln δ hoisted and the order's logarithms supplied by
+/// the caller: the same floating-point expression, so the same result bit for bit.
+struct CksEpsilon {
+    delta: f64,
+    ln_delta: f64,
+    /// r above this cannot satisfy the Bretagnolle–Huber guard δ² + expm1(−r) > 0, whose exact
+    /// threshold is −ln(1 − δ²); the factor 1 + 1e-6 covers float rounding, and smaller r take
+    /// the exact test.
+    bh_bound: f64,
+}
+
+impl CksEpsilon {
+    fn new(delta: f64) -> Self {
+        Self {
+            delta,
+            ln_delta: delta.ln(),
+            bh_bound: -(-delta * delta).ln_1p() * (1.0 + 1e-6) + f64::MIN_POSITIVE,
+        }
+    }
+
+    fn at(&self, alpha: f64, (ln_alpha, ln_1m_inv): (f64, f64), r: f64) -> f64 {
+        if r.is_nan() || r == f64::INFINITY {
+            return f64::INFINITY;
+        }
+        if r < 0.0 || (r <= self.bh_bound && self.delta * self.delta + (-r).exp_m1() > 0.0) {
+            return 0.0;
+        }
+        if alpha <= 1.01 {
+            return f64::INFINITY;
+        }
+        r + ln_1m_inv - (self.ln_delta + ln_alpha) / (alpha - 1.0)
+    }
 }
 
 fn check_rdp_delta(delta: f64) -> Result<()> {
@@ -156,19 +238,29 @@ fn check_orders(orders: &[f64]) -> Result<()> {
     }
 }
 
-/// Minimises `g(α, ε(α))` over `orders`, where `g` is non-decreasing in ε; returns (index,
+/// Minimises `g(i, α, ε(α))` over `orders` (α = orders[i]), where `g` is non-decreasing in ε;
+/// returns (index,
 /// value) of the first minimum (∞ if none is finite). Orders where the curve is costly to
 /// evaluate are visited last and skipped when `g` at a lower bound of ε(α) already cannot beat
 /// the best value (same result as evaluating everything).
-fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(f64, f64) -> f64) -> (usize, f64) {
+fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(usize, f64, f64) -> f64) -> (usize, f64) {
     let mut best = (0, f64::INFINITY);
     let better = |v: f64, i: usize, best: (usize, f64)| v < best.1 || (v == best.1 && i < best.0);
+    if !curve.may_be_costly() && orders.is_sorted() {
+        for (i, (&a, r)) in orders.iter().zip(curve.eval_increasing(orders)).enumerate() {
+            let v = g(i, a, r);
+            if better(v, i, best) {
+                best = (i, v);
+            }
+        }
+        return best;
+    }
     let mut deferred = Vec::new();
     for (i, &a) in orders.iter().enumerate() {
         match curve.lower_bound_if_costly(a) {
-            Some(lb) => deferred.push((g(a, lb), i)),
+            Some(lb) => deferred.push((g(i, a, lb), i)),
             None => {
-                let v = g(a, curve.eval(a));
+                let v = g(i, a, curve.eval(a));
                 if better(v, i, best) {
                     best = (i, v);
                 }
@@ -180,7 +272,7 @@ fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(f64, f64) -> f64) -> (u
         if lb > best.1 {
             break;
         }
-        let v = g(orders[i], curve.eval(orders[i]));
+        let v = g(i, orders[i], curve.eval(orders[i]));
         if better(v, i, best) {
             best = (i, v);
         }
@@ -239,7 +331,8 @@ fn bracket(orders: &[f64], i: usize) -> (f64, f64) {
 pub fn rdp_epsilon_on(curve: &RdpCurve, delta: f64, orders: &[f64]) -> Result<EpsAtOrder> {
     check_rdp_delta(delta)?;
     check_orders(orders)?;
-    let (i, eps) = grid_min(curve, orders, |a, r| cks_epsilon_at(a, r, delta));
+    let (cks, logs) = (CksEpsilon::new(delta), logs_for(orders));
+    let (i, eps) = grid_min(curve, orders, |i, a, r| cks.at(a, logs[i], r));
     Ok(EpsAtOrder {
         eps: round_up(eps.max(0.0)),
         order: if eps.is_finite() { orders[i] } else { f64::NAN },
@@ -257,7 +350,8 @@ pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
     check_rdp_delta(delta)?;
     let orders = search_orders(curve);
     let f = |a: f64| cks_epsilon_at(a, curve.eval(a), delta);
-    let (i, mut eps) = grid_min(curve, &orders, |a, r| cks_epsilon_at(a, r, delta));
+    let (cks, logs) = (CksEpsilon::new(delta), logs_for(&orders));
+    let (i, mut eps) = grid_min(curve, &orders, |i, a, r| cks.at(a, logs[i], r));
     let mut order = if eps.is_finite() { orders[i] } else { f64::NAN };
     if curve.is_closed_form() && eps.is_finite() && eps > 0.0 {
         let (lo, hi) = bracket(&orders, i);
@@ -278,7 +372,7 @@ pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
 pub fn rdp_delta_on(curve: &RdpCurve, eps: f64, orders: &[f64]) -> Result<f64> {
     check_non_negative("epsilon", eps)?;
     check_orders(orders)?;
-    let (_, log_delta) = grid_min(curve, orders, |a, r| cks_log_delta_at(a, r, eps));
+    let (_, log_delta) = grid_min(curve, orders, |_, a, r| cks_log_delta_at(a, r, eps));
     Ok(round_up(log_delta.exp().min(1.0)))
 }
 
@@ -290,7 +384,7 @@ pub fn rdp_delta(curve: &RdpCurve, eps: f64) -> Result<f64> {
     check_non_negative("epsilon", eps)?;
     let orders = search_orders(curve);
     let f = |a: f64| cks_log_delta_at(a, curve.eval(a), eps);
-    let (i, mut log_delta) = grid_min(curve, &orders, |a, r| cks_log_delta_at(a, r, eps));
+    let (i, mut log_delta) = grid_min(curve, &orders, |_, a, r| cks_log_delta_at(a, r, eps));
     if curve.is_closed_form() && log_delta.is_finite() && log_delta < 0.0 {
         let (lo, hi) = bracket(&orders, i);
         log_delta = log_delta.min(golden_section(f, lo, hi).1);
@@ -315,10 +409,16 @@ fn bisect_increasing(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
 }
 
 /// ε(δ) of a ρ-zCDP mechanism by the optimal CKS bound (Canonne, Kamath & Steinke 2020,
-/// arXiv 2004.00010, Prop. 12 applied to the curve ρα; THEORY.md §12.2): the order α* solving
-/// ρ(α−1)² = ln(1/(αδ)) is found by bisection (restricted to α > 1.01 like OpenDP), and the
-/// result is min(bound at α*, bound on the default grid). Preconditions: ρ finite > 0,
-/// δ ∈ (0, 1). Rounded up.
+/// arXiv 2004.00010, Prop. 12 applied to the curve ρα; THEORY.md §12.2), at the order α*
+/// solving ρ(α−1)² = ln(1/(αδ)) (restricted to α > 1.01 like OpenDP).
+///
+/// No grid search is needed: for ε(α) = ρα + ln(1 − 1/α) − (ln δ + ln α)/(α − 1),
+/// dε/dα = h(α)/(α−1)² with h(α) = ρ(α−1)² + ln α + ln δ, and h is strictly increasing on
+/// α > 1 (h′ = 2ρ(α−1) + 1/α > 0). So ε decreases up to the root of h and increases after it:
+/// the root, or 1.01 if the root lies below it, minimises ε over every α ≥ 1.01, in particular
+/// over dp_accounting's default grid. The root is found by safeguarded Newton steps to 1e-13
+/// relative (ε is flat there, so the remaining error in ε is far below float rounding).
+/// Preconditions: ρ finite > 0, δ ∈ (0, 1). Rounded up.
 pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
     Ok(zcdp_epsilon_at_order(rho, delta)?.eps)
 }
@@ -327,21 +427,44 @@ pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
 pub fn zcdp_epsilon_at_order(rho: f64, delta: f64) -> Result<EpsAtOrder> {
     check_positive("rho", rho)?;
     check_rdp_delta(delta)?;
-    let curve = RdpCurve::linear(rho)?;
-    let grid = rdp_epsilon_on(&curve, delta, &default_orders())?;
     let ln_delta = delta.ln();
-    let stationarity = |a: f64| rho * (a - 1.0) * (a - 1.0) + a.ln() + ln_delta;
-    let hi = 2.0 + (-ln_delta / rho).sqrt();
-    let alpha = bisect_increasing(stationarity, 1.0, hi).max(1.01f64.next_up());
-    let e = round_up(cks_epsilon_at(alpha, mul_up(rho, alpha), delta).max(0.0));
-    Ok(if e < grid.eps {
-        EpsAtOrder {
-            eps: e,
-            order: alpha,
-        }
-    } else {
-        grid
+    let h = |a: f64| rho * (a - 1.0) * (a - 1.0) + a.ln() + ln_delta;
+    let dh = |a: f64| 2.0 * rho * (a - 1.0) + 1.0 / a;
+    let alpha =
+        newton_increasing(h, dh, 1.0, 2.0 + (-ln_delta / rho).sqrt()).max(1.01f64.next_up());
+    Ok(EpsAtOrder {
+        eps: round_up(cks_epsilon_at(alpha, mul_up(rho, alpha), delta).max(0.0)),
+        order: alpha,
     })
+}
+
+/// The root of an increasing function `f` with derivative `df` on [lo, hi] (f(lo) < 0 ≤ f(hi)
+/// assumed): Newton steps, replaced by bisection whenever they leave the shrinking bracket, until
+/// a step is below 1e-13 relative.
+fn newton_increasing(
+    f: impl Fn(f64) -> f64,
+    df: impl Fn(f64) -> f64,
+    mut lo: f64,
+    mut hi: f64,
+) -> f64 {
+    let mut x = 0.5 * (lo + hi);
+    for _ in 0..100 {
+        let fx = f(x);
+        if fx < 0.0 {
+            lo = x;
+        } else {
+            hi = x;
+        }
+        let mut next = x - fx / df(x);
+        if !(next > lo && next < hi) {
+            next = 0.5 * (lo + hi);
+        }
+        if (next - x).abs() <= 1e-13 * x {
+            return next;
+        }
+        x = next;
+    }
+    x
 }
 
 /// δ(ε) of a ρ-zCDP mechanism by the optimal CKS bound (arXiv 2004.00010, Prop. 12 on the curve

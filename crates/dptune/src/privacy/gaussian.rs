@@ -179,14 +179,22 @@ pub fn gaussian_epsilon(sigma: f64, sensitivity: f64, delta: f64) -> Result<f64>
 }
 
 /// The smallest σ for which the Gaussian mechanism with L2 sensitivity Δ is (ε, δ)-DP, by the
-/// analytic calibration of Balle & Wang 2018 (arXiv 1805.06530, Thm. 8; THEORY.md §11.1):
-/// bisection on σ/Δ to float resolution, log-space condition, σ rounded up. Preconditions:
-/// ε, Δ finite > 0, δ ∈ (0, 1).
+/// analytic calibration of Balle & Wang 2018 (arXiv 1805.06530, Thm. 8; THEORY.md §11.1), σ
+/// rounded up. Preconditions: ε, Δ finite > 0, δ ∈ (0, 1).
+///
+/// The condition ln δ(s) ≤ ln δ is monotone in s = σ/Δ (δ(s) decreases). A bracket is found by
+/// doubling/halving; secant steps on the smooth ln δ(s) − ln δ then converge in a handful of
+/// evaluations, each narrowing the bracket; the root is pinned to a few ulps and the bracket
+/// bisected to float resolution. The upper end of the bracket only ever moves to points where
+/// the condition was checked to hold, so the returned σ satisfies it, and the float just below
+/// fails it (like plain bisection, found with about a fifth of the evaluations; rounding noise
+/// in ln δ(s) can make the crossing point differ from plain bisection's by a few ulps).
 pub fn gaussian_sigma(eps: f64, delta: f64, sensitivity: f64) -> Result<f64> {
     check_positive("epsilon", eps)?;
     check_delta_open(delta)?;
     check_positive("sensitivity", sensitivity)?;
     let target = delta.ln();
+    let gap = |s: f64| log_delta_analytic(s, eps) - target;
     let ok = |s: f64| log_delta_analytic(s, eps) <= target;
     let (mut lo, mut hi) = (0.5, 1.0);
     while !ok(hi) {
@@ -206,6 +214,35 @@ pub fn gaussian_sigma(eps: f64, delta: f64, sensitivity: f64) -> Result<f64> {
                 reason: "sigma underflows".into(),
             });
         }
+    }
+    // Secant iteration on the two latest points; every evaluation also narrows [lo, hi]
+    // (gap ≤ 0 exactly when the condition holds).
+    let (mut a, mut b) = (lo, hi);
+    let (mut ga, mut gb) = (gap(a), gap(b));
+    for _ in 0..50 {
+        let x = b - gb * (b - a) / (gb - ga);
+        if !(x.is_finite() && x > lo && x < hi) {
+            break;
+        }
+        let gx = gap(x);
+        if gx <= 0.0 {
+            hi = x;
+        } else {
+            lo = x;
+        }
+        (a, ga, b, gb) = (b, gb, x, gx);
+        if (b - a).abs() <= 4.0 * f64::EPSILON * b {
+            break;
+        }
+    }
+    // Pin the root between b ∓ a few ulps when the secant converged, so that the final
+    // bisection to float resolution takes a few steps instead of ~50.
+    let step = 4.0 * f64::EPSILON * b;
+    if b - step > lo && !ok(b - step) {
+        lo = b - step;
+    }
+    if b + step < hi && ok(b + step) {
+        hi = b + step;
     }
     let s = bisect_up(ok, lo, hi);
     check_positive("sigma", mul_up(s, sensitivity))

@@ -161,6 +161,36 @@ impl RdpCurve {
             .fold(0.0, |acc, (c, p)| add_up(acc, mul_up(*c, p.eval(alpha))))
     }
 
+    /// [`RdpCurve::eval`] at each of `orders`, which must be increasing: the same values bit
+    /// for bit (same operations in the same order), but tables are walked with a cursor instead
+    /// of a binary search per order.
+    pub(crate) fn eval_increasing(&self, orders: &[f64]) -> Vec<f64> {
+        let mut out = vec![0.0; orders.len()];
+        for (c, p) in &self.terms {
+            let mut cursor = 0;
+            for (acc, &a) in out.iter_mut().zip(orders) {
+                let v = match p {
+                    RdpPart::Table { orders: os, values } => {
+                        while cursor < os.len() && os[cursor] < a {
+                            cursor += 1;
+                        }
+                        values.get(cursor).copied().unwrap_or(f64::INFINITY)
+                    }
+                    _ => p.eval(a),
+                };
+                *acc = add_up(*acc, mul_up(*c, v));
+            }
+        }
+        out
+    }
+
+    /// True when some order may be costly to evaluate (see [`RdpCurve::lower_bound_if_costly`]).
+    pub(crate) fn may_be_costly(&self) -> bool {
+        self.terms
+            .iter()
+            .any(|(_, p)| matches!(p, RdpPart::SubsampledGaussian { q, .. } if *q < 1.0))
+    }
+
     /// `None` when [`RdpCurve::eval`] is cheap at `alpha`; otherwise a cheap lower bound on
     /// ε(α), used by conversions to skip orders that cannot win. The only costly part is the
     /// subsampled Gaussian at fractional orders (quadrature); Rényi divergence is
@@ -191,18 +221,18 @@ impl RdpCurve {
     /// The orders at which tabulated parts are known (empty for closed-form curves). Conversions
     /// evaluate on these in addition to any grid they search.
     pub fn tabulated_orders(&self) -> Vec<f64> {
-        let mut v: Vec<f64> = self
-            .terms
-            .iter()
-            .filter_map(|(_, p)| match p {
-                RdpPart::Table { orders, .. } => Some(orders.clone()),
-                _ => None,
-            })
-            .flatten()
-            .collect();
+        let mut v: Vec<f64> = self.table_orders().flatten().copied().collect();
         v.sort_by(f64::total_cmp);
         v.dedup();
         v
+    }
+
+    /// The order lists of the tabulated parts, without copying them.
+    pub(crate) fn table_orders(&self) -> impl Iterator<Item = &[f64]> {
+        self.terms.iter().filter_map(|(_, p)| match p {
+            RdpPart::Table { orders, .. } => Some(orders.as_slice()),
+            _ => None,
+        })
     }
 
     /// Sequential composition: the pointwise sum of two curves.
