@@ -70,6 +70,8 @@ fn invalid(name: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
 }
 
 type R<T> = PyResult<T>;
+/// Inputs at least this long are copied and selected with the GIL released.
+const DETACH_AT: usize = 4096;
 /// The pickling recipe of a guarantee: constructor and its arguments.
 type Reduced<'py> = (Bound<'py, PyAny>, (Vec<(String, f64, f64)>, String));
 /// A 1-D int64 numpy array.
@@ -91,11 +93,12 @@ impl<T> IntoPy<T> for dptune::Result<T> {
 /// NaN is passed through (the library refuses it with a named error).
 fn vec_f64(name: &str, obj: &Bound<'_, PyAny>) -> R<Vec<f64>> {
     if let Ok(a) = obj.cast::<PyArray1<f64>>() {
-        let ro = a.readonly();
-        return Ok(match ro.as_slice() {
-            Ok(s) => s.to_vec(),
-            Err(_) => ro.as_array().iter().copied().collect(),
-        });
+        if let Ok(ro) = a.try_readonly() {
+            return Ok(match ro.as_slice() {
+                Ok(s) => s.to_vec(),
+                Err(_) => ro.as_array().iter().copied().collect(),
+            });
+        }
     }
     if let Ok(a) = obj.cast::<numpy::PyUntypedArray>() {
         if a.ndim() != 1 {
@@ -117,7 +120,10 @@ fn vec_f64(name: &str, obj: &Bound<'_, PyAny>) -> R<Vec<f64>> {
         let f = conv
             .cast::<PyArray1<f64>>()
             .map_err(|_| invalid(name, "array", "cannot be converted to float64"))?;
-        return Ok(f.readonly().as_array().iter().copied().collect());
+        let ro = f
+            .try_readonly()
+            .map_err(|_| invalid(name, "array", "is being written to elsewhere"))?;
+        return Ok(ro.as_array().iter().copied().collect());
     }
     if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
         return Err(invalid(name, "a string", "must be a sequence of numbers"));
@@ -149,7 +155,9 @@ fn vec_f64(name: &str, obj: &Bound<'_, PyAny>) -> R<Vec<f64>> {
 /// A 1-D integer vector (int64), refusing non-integral values.
 fn vec_i64(name: &str, obj: &Bound<'_, PyAny>) -> R<Vec<i64>> {
     if let Ok(a) = obj.cast::<PyArray1<i64>>() {
-        return Ok(a.readonly().as_array().iter().copied().collect());
+        if let Ok(ro) = a.try_readonly() {
+            return Ok(ro.as_array().iter().copied().collect());
+        }
     }
     let v = vec_f64(name, obj)?;
     v.iter()
@@ -449,7 +457,6 @@ fn select_index(
     beta: f64,
     seed: Option<u64>,
 ) -> R<(usize, PyGuarantee)> {
-    let scores = vec_f64("scores", scores)?;
     let sensitivities = sensitivities
         .map(|s| vec_f64("sensitivities", s))
         .transpose()?;
@@ -465,7 +472,20 @@ fn select_index(
         beta,
     };
     let mut rng = rng_from(seed)?;
-    let (i, spent) = if scores.len() >= 4096 {
+    // Small contiguous float64 arrays are read in place while holding the GIL (no copy); large
+    // inputs are copied and the GIL is released while the core selects.
+    if let Ok(a64) = scores.cast::<PyArray1<f64>>() {
+        if a64.len() < DETACH_AT {
+            if let Ok(ro) = a64.try_readonly() {
+                if let Ok(slice) = ro.as_slice() {
+                    let (i, spent) = build(slice, &a)?.select(&mut rng)?;
+                    return Ok((i, g(spent)));
+                }
+            }
+        }
+    }
+    let scores = vec_f64("scores", scores)?;
+    let (i, spent) = if scores.len() >= DETACH_AT {
         py.detach(|| build(&scores, &a).and_then(|m| m.select(&mut rng)))?
     } else {
         build(&scores, &a)?.select(&mut rng)?
@@ -604,20 +624,21 @@ fn top_k<'py>(
 /// Times `repeats` selections in Rust alone (construct + select each time), for the overhead
 /// benchmark: returns nanoseconds per call.
 #[pyfunction]
-#[pyo3(signature = (scores, epsilon, repeats, *, mechanism="exponential", seed=0))]
+#[pyo3(signature = (scores, epsilon, repeats, *, mechanism="exponential", sensitivity=1.0, seed=0))]
 fn _time_select_rust(
     py: Python<'_>,
     scores: &Bound<'_, PyAny>,
     epsilon: f64,
     repeats: u32,
     mechanism: &str,
+    sensitivity: f64,
     seed: u64,
 ) -> R<f64> {
     let scores = vec_f64("scores", scores)?;
     let a = SelArgs {
         mechanism,
         epsilon,
-        sensitivity: 1.0,
+        sensitivity,
         monotonic: false,
         goal: "maximize",
         neighbours: "add-remove",

@@ -246,6 +246,12 @@ def _reference_tune(
 ) -> Tuple[Optional[dict], Optional[float], Guarantee]: ...
 def _reference_score(config: dict, seed: int) -> float: ...
 def _time_select_rust(
-    scores: ArrayLike, epsilon: float, repeats: int, *, mechanism: str = "exponential", seed: int = 0
+    scores: ArrayLike,
+    epsilon: float,
+    repeats: int,
+    *,
+    mechanism: str = "exponential",
+    sensitivity: float = 1.0,
+    seed: int = 0,
 ) -> float: ...
 def _check_callable(obj: object) -> None: ...
