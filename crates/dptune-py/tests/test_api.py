@@ -173,3 +173,38 @@ def test_votes_noise_and_secure_aggregation():
         dptune.SecAggClient(0, 4, 3, noisy[0], b"short")
     with pytest.raises(dptune.DptuneError):
         server.receive(b"garbage")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: dptune.select(SCORES, float("nan")),
+        lambda: dptune.select(SCORES, 1.0, sensitivity=float("inf")),
+        lambda: dptune.select(SCORES, 1.0, goal="sideways"),
+        lambda: dptune.select(SCORES, 1.0, neighbours="everyone"),
+        lambda: dptune.select(SCORES, 1.0, mechanism="median"),
+        lambda: dptune.select(SCORES, 1.0, mechanism="gem", sensitivities=[1.0, 2.0]),
+        lambda: dptune.top_k(SCORES, 1.0, 0),
+        lambda: dptune.top_k(SCORES, 1.0, 100),
+        lambda: dptune.Guarantee.approx(1.0, 2.0),
+        lambda: dptune.Repeats.geometric(1.5),
+        lambda: dptune.gaussian_epsilon(-1.0, 1e-5),
+        lambda: dptune.dpsgd_epsilon(2.0, 1.0, 10, 1e-5),
+        lambda: dptune.SecAggServer(1, 4, 2),
+        lambda: dptune.NoisePlan.calibrate(0, 1.0, 1e-5, 3),
+        lambda: dptune.select_argmax([]),
+        lambda: dptune.select_argmax([1.5, 2.0]),
+        lambda: dptune.decode_signed_u32([-1]),
+        lambda: dptune.tuning_cost(dptune.Guarantee.pure(1.0), method="nope"),
+    ],
+)
+def test_bad_parameters_raise_invalid_parameter(call):
+    with pytest.raises(dptune.InvalidParameter):
+        call()
+
+
+def test_out_of_range_integers_raise_python_errors():
+    with pytest.raises(OverflowError):
+        dptune.select(SCORES, 1.0, seed=-1)
+    with pytest.raises(TypeError):
+        dptune.select(SCORES, "one")

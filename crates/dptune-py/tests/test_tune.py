@@ -148,3 +148,15 @@ def test_sklearn_tuning_on_a_local_dask_cluster():
                               cap=40, cap_delta=1e-6, executor=ex)
     assert par.config == seq.config and par.score == seq.score
     assert par.guarantee == seq.guarantee and par.guarantee.epsilon(0.01) > 0
+
+
+def failing_candidate(config, allowance, seed):
+    raise ValueError(f"training diverged for {sorted(config)}")
+
+
+def test_a_callable_that_raises_in_a_worker_process_aborts_with_its_exception():
+    with ProcessPoolExecutor(max_workers=2) as ex:
+        with pytest.raises(ValueError, match="training diverged"):
+            dptune.tune(failing_candidate, SK_SPACE, per_run=dptune.Guarantee.zcdp(0.05),
+                        repeats=dptune.Repeats.geometric(0.2), cap=10, cap_delta=1e-3,
+                        seed=1, executor=ex)
