@@ -438,7 +438,17 @@ impl Built {
     }
 }
 
-/// One private selection: (index, guarantee). See `dptune.select` for the documentation.
+/// One private selection: returns `(index, guarantee)`.
+///
+/// `mechanism`: "exponential" (ε pure and ε²/8 zCDP), "gumbel" (same law), "laplace"
+/// (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs `delta`;
+/// calibrated to the L2 sensitivity Δ·√m of the whole vector), "gem" (generalized EM with
+/// per-candidate `sensitivities` and failure probability `beta`). `sensitivity` Δ bounds how far
+/// one neighbour moves each score; the range paid is Δ if `monotonic` else 2Δ. `goal`:
+/// "maximize" or "minimize". Scores must be finite; -inf (+inf when minimising) marks a
+/// candidate that can never win (the exclusion must not depend on private data). Sampling is
+/// exact. `seed=None` draws from the operating system; an integer seed is for reproducible
+/// research runs and is not private against anyone who knows it.
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
     goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1, seed=None))]

@@ -39,6 +39,7 @@ RUN_CONFIG = {
     "min-nodes": NODES,
     "min-survivors": 3,
     "stage-timeout": 25.0,
+    "pause-after-keys": 4.0,
     "seed": SEED,
 }
 

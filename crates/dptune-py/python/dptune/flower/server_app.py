@@ -25,6 +25,7 @@ def main(grid: Grid, context: Context) -> None:
         time.sleep(1.0)
     nodes = nodes[: cfg.min_nodes]
     rnd = P.ServerRound(cfg, nodes)
+    pause = float(context.run_config.get("pause-after-keys", 0.0))
     for stage in range(P.STAGES):
         out = rnd.outgoing()
         msgs = [
@@ -50,6 +51,8 @@ def main(grid: Grid, context: Context) -> None:
             got.append((sid, bytes(body["data"])))
         accepted = rnd.collect(got)
         print(f"DPTUNE_STAGE {stage} done: {accepted} of {len(out)} answered", flush=True)
+        if stage == 0 and pause > 0:
+            time.sleep(pause)  # fault-injection window for tests (run config `pause-after-keys`)
         if stage < P.STAGES - 1:
             rnd.advance()
     print(P.result_line(rnd.finish()), flush=True)
