@@ -160,3 +160,24 @@ def test_a_callable_that_raises_in_a_worker_process_aborts_with_its_exception():
             dptune.tune(failing_candidate, SK_SPACE, per_run=dptune.Guarantee.zcdp(0.05),
                         repeats=dptune.Repeats.geometric(0.2), cap=10, cap_delta=1e-3,
                         seed=1, executor=ex)
+
+
+class CountingExecutor(ThreadPoolExecutor):
+    def __init__(self):
+        super().__init__(max_workers=2)
+        self.submitted = 0
+
+    def submit(self, *args, **kwargs):
+        self.submitted += 1
+        return super().submit(*args, **kwargs)
+
+
+def test_cap_mode_always_submits_exactly_cap_tasks():
+    per = dptune.Guarantee.pure(0.1)
+    rep = dptune.Repeats.geometric(0.3)
+    for seed in range(6):
+        with CountingExecutor() as ex:
+            r = dptune.tune(reference_candidate, SPACE, per_run=per, repeats=rep, cap=40,
+                            cap_delta=1e-6, seed=seed, executor=ex)
+        assert ex.submitted == 40
+        assert r.guarantee.pure_epsilon is None  # converted to (ε, δ) with the truncation term
