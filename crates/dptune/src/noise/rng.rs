@@ -37,6 +37,15 @@ impl SecureRng {
         })
     }
 
+    /// A generator keyed with a caller-held 256-bit secret. Used to rebuild the same state in a
+    /// later process (e.g. a Flower client that keeps its key in node-local state between
+    /// messages); private only as long as `key` is secret and was drawn from the OS.
+    pub fn from_key(key: [u8; 32]) -> Self {
+        Self {
+            inner: ChaCha20Rng::from_seed(key),
+        }
+    }
+
     /// A reproducible generator for research runs and tests. **Not private against anyone who
     /// knows or can guess `seed`.**
     pub fn seeded(seed: u64) -> Self {

@@ -1,0 +1,1 @@
+"""DP-HYPE app: thin wrappers around dptune.flower (installed in the node environments)."""

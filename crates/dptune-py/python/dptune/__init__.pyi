@@ -1,0 +1,35 @@
+from ._core import (
+    BudgetExceeded as BudgetExceeded,
+    DptuneError as DptuneError,
+    Guarantee as Guarantee,
+    InvalidParameter as InvalidParameter,
+    NoisePlan as NoisePlan,
+    NoRelease as NoRelease,
+    Repeats as Repeats,
+    SecAggClient as SecAggClient,
+    SecAggServer as SecAggServer,
+    calibrate as calibrate,
+    decode_signed_u32 as decode_signed_u32,
+    dpsgd_epsilon as dpsgd_epsilon,
+    dpsgd_guarantee as dpsgd_guarantee,
+    encode_signed_u32 as encode_signed_u32,
+    gaussian_epsilon as gaussian_epsilon,
+    gaussian_rho as gaussian_rho,
+    gaussian_sigma as gaussian_sigma,
+    noisy_vote as noisy_vote,
+    pure_to_zcdp as pure_to_zcdp,
+    select_argmax as select_argmax,
+    select_index as select,
+    selection_cost as selection_cost,
+    selection_probabilities as selection_probabilities,
+    top_k as top_k,
+    top_k_vote as top_k_vote,
+    tuning_cost as tuning_cost,
+    zcdp_delta as zcdp_delta,
+    zcdp_epsilon as zcdp_epsilon,
+    zcdp_rho_for as zcdp_rho_for,
+)
+from ._tune import TuneResult as TuneResult, tune as tune
+
+__version__: str
+MECHANISMS: tuple[str, ...]

@@ -1,0 +1,257 @@
+"""Type stubs of the compiled core (``dptune._core``). Arrays are numpy in, numpy out; any 1-D
+real array (any dtype that converts to float64, any strides) or sequence of numbers is
+accepted where ``ArrayLike`` is written."""
+
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+ArrayLike = Union[npt.NDArray[Any], Sequence[float]]
+Neighbours = str  # "add-remove" | "replace"
+
+class DptuneError(Exception):
+    """Base class of every dptune error; the message is the Rust core's."""
+
+class InvalidParameter(DptuneError):
+    """A caller-supplied value is outside what the mechanism or formula accepts. The message
+    names the parameter: ``invalid parameter `name` = value: reason``."""
+
+class BudgetExceeded(DptuneError):
+    """A charge would exceed the allowance; nothing was released."""
+
+class NoRelease(DptuneError):
+    """Nothing can be released under the given public inputs (e.g. too few survivors, or a
+    selection overhead that alone exceeds the allowance)."""
+
+class Guarantee:
+    """What a mechanism promises and what a release spent. Immutable, comparable, picklable
+    (pure, approximate and zCDP bounds). Always carries its neighbour relation."""
+
+    @staticmethod
+    def pure(epsilon: float, neighbours: Neighbours = "add-remove") -> Guarantee: ...
+    @staticmethod
+    def approx(epsilon: float, delta: float, neighbours: Neighbours = "add-remove") -> Guarantee: ...
+    @staticmethod
+    def zcdp(rho: float, neighbours: Neighbours = "add-remove") -> Guarantee: ...
+    def epsilon(self, delta: float) -> float:
+        """ε at δ from the tightest bound (rounded up)."""
+    def delta(self, epsilon: float) -> float:
+        """δ at ε."""
+    def compose(self, other: Guarantee) -> Guarantee:
+        """Sequential composition (same neighbour relation required)."""
+    def to_replace(self) -> Guarantee:
+        """The guarantee under replace-one neighbours."""
+    @property
+    def pure_epsilon(self) -> Optional[float]: ...
+    @property
+    def rho(self) -> Optional[float]: ...
+    @property
+    def neighbours(self) -> str:
+        """"add/remove-one" or "replace-one"."""
+    def rdp(self, orders: ArrayLike) -> Optional[npt.NDArray[np.float64]]:
+        """The RDP curve at ``orders``, if the guarantee implies one."""
+
+class Repeats:
+    """The distribution of the number of runs K of repeat-and-select (never a draw of it)."""
+
+    @staticmethod
+    def poisson(mean: float) -> Repeats: ...
+    @staticmethod
+    def geometric(gamma: float) -> Repeats: ...
+    @staticmethod
+    def tnb(eta: float, gamma: float) -> Repeats: ...
+    @staticmethod
+    def tnb_with_mean(eta: float, mean: float) -> Repeats: ...
+    @property
+    def mean(self) -> float: ...
+
+def select_index(
+    scores: ArrayLike,
+    epsilon: float,
+    *,
+    mechanism: str = "exponential",
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    goal: str = "maximize",
+    neighbours: Neighbours = "add-remove",
+    delta: Optional[float] = None,
+    sensitivities: Optional[ArrayLike] = None,
+    beta: float = 0.1,
+    seed: Optional[int] = None,
+) -> Tuple[int, Guarantee]:
+    """One private selection: ``(index, guarantee)``.
+
+    ``mechanism``: "exponential" (ε pure and ε²/8 zCDP), "gumbel" (same law), "laplace"
+    (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs ``delta``;
+    calibrated to the L2 sensitivity Δ·√m of the whole vector), "gem" (generalized EM, with
+    per-candidate ``sensitivities`` and failure probability ``beta``). ``sensitivity`` Δ is the
+    per-candidate bound; the range paid is Δ if ``monotonic`` else 2Δ. Scores must be finite;
+    ``-inf`` (``+inf`` when minimising) marks a candidate that can never win (the exclusion must
+    not depend on private data). Sampling is exact (no floating-point noise).
+    ``seed=None`` uses the operating system; an integer seed is for research runs only."""
+
+def selection_probabilities(
+    scores: ArrayLike,
+    epsilon: float,
+    *,
+    mechanism: str = "exponential",
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    goal: str = "maximize",
+    neighbours: Neighbours = "add-remove",
+    delta: Optional[float] = None,
+    sensitivities: Optional[ArrayLike] = None,
+    beta: float = 0.1,
+) -> npt.NDArray[np.float64]:
+    """The exact selection probabilities of the implemented mechanism."""
+
+def selection_cost(
+    epsilon: float,
+    *,
+    mechanism: str = "exponential",
+    neighbours: Neighbours = "add-remove",
+    delta: Optional[float] = None,
+    k: int = 1,
+) -> Guarantee:
+    """What one selection spends (public). ``mechanism`` may also be "top-k" (peeling
+    permute-and-flip) or "top-k-gumbel" with ``k``."""
+
+def top_k(
+    scores: ArrayLike,
+    epsilon: float,
+    k: int,
+    *,
+    method: str = "permute-and-flip",
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    goal: str = "maximize",
+    neighbours: Neighbours = "add-remove",
+    seed: Optional[int] = None,
+) -> Tuple[npt.NDArray[np.int64], Guarantee]:
+    """The k best candidates in order, privately; ``epsilon`` is per round (k·ε in total)."""
+
+def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
+    """ε of one Gaussian release (exact Balle–Wang)."""
+
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The smallest σ giving (ε, δ) (exact calibration)."""
+
+def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
+    """ρ = Δ²/(2σ²)."""
+
+def dpsgd_guarantee(sampling_rate: float, noise_multiplier: float, steps: int) -> Guarantee:
+    """RDP guarantee of DP-SGD (Poisson-subsampled Gaussian) over ``steps`` steps."""
+
+def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
+    """DP-SGD ε at δ."""
+
+def zcdp_epsilon(rho: float, delta: float) -> float: ...
+def zcdp_delta(rho: float, epsilon: float) -> float: ...
+def zcdp_rho_for(epsilon: float, delta: float) -> float: ...
+def pure_to_zcdp(epsilon: float) -> float: ...
+def tuning_cost(
+    per_run: Guarantee,
+    *,
+    method: str = "repeat",
+    repeats: Optional[Repeats] = None,
+    gamma: Optional[float] = None,
+    threshold: Optional[float] = None,
+    runs: Optional[int] = None,
+) -> Guarantee:
+    """The guarantee of a whole tuning whose runs each spend at most ``per_run``:
+    "repeat" (Papernot–Steinke / Liu–Talwar repeat-and-select, needs ``repeats``),
+    "threshold" (Liu–Talwar Alg. 1, needs ``gamma`` and ``threshold``), "exhaustive" (``runs``
+    grid points composed)."""
+
+def calibrate(
+    outer: Guarantee,
+    *,
+    method: str = "repeat",
+    repeats: Optional[Repeats] = None,
+    gamma: Optional[float] = None,
+    threshold: Optional[float] = None,
+    runs: Optional[int] = None,
+    per_run: str = "zcdp",
+) -> Guarantee:
+    """The largest per-run allowance ("zcdp" or "pure") whose whole tuning fits ``outer``;
+    raises NoRelease when even the smallest does not fit."""
+
+class NoisePlan:
+    """DP-HYPE's distributed Skellam noise: total variance sized for ``min_survivors`` clients,
+    and the client-level accounting for any number of survivors."""
+
+    @staticmethod
+    def calibrate(
+        k: int, epsilon: float, delta: float, min_survivors: int, neighbours: Neighbours = "replace"
+    ) -> NoisePlan: ...
+    @staticmethod
+    def with_variance(
+        k: int, variance: float, min_survivors: int, neighbours: Neighbours = "replace"
+    ) -> NoisePlan: ...
+    @property
+    def k(self) -> int: ...
+    @property
+    def total_variance(self) -> float: ...
+    @property
+    def min_survivors(self) -> int: ...
+    def guarantee(self, survivors: int, delta: float) -> Tuple[Guarantee, float]:
+        """(guarantee, ε at δ) with ``survivors`` contributions; NoRelease below t."""
+
+def top_k_vote(scores: ArrayLike, k: int) -> npt.NDArray[np.uint8]:
+    """Ones at the k best scores (ties to the lower index)."""
+
+def noisy_vote(
+    scores: ArrayLike, plan: NoisePlan, *, seed: Optional[int] = None, stream: int = 0
+) -> npt.NDArray[np.int64]:
+    """A client's submission: top-k vote plus its Skellam share Sk(μ/t) per coordinate."""
+
+def select_argmax(counts: ArrayLike, *, seed: Optional[int] = None) -> int:
+    """Index of the largest count, ties broken uniformly at random."""
+
+def encode_signed_u32(values: ArrayLike) -> npt.NDArray[np.uint32]: ...
+def decode_signed_u32(values: ArrayLike) -> npt.NDArray[np.int64]: ...
+
+class SecAggClient:
+    """A secure-aggregation client (complete graph). Keys derive from the 32 secret bytes
+    ``key``: the same key and messages rebuild the same state in another process."""
+
+    def __init__(
+        self, id: int, clients: int, min_survivors: int, input: ArrayLike, key: bytes, round: int = 0
+    ) -> None: ...
+    def advertise_keys(self) -> bytes: ...
+    def share_keys(self, msg: bytes) -> bytes: ...
+    def masked_input(self, msg: bytes) -> bytes: ...
+    def unmask(self, msg: bytes) -> bytes: ...
+
+class SecAggServer:
+    """A secure-aggregation server; learns only the survivors' sum."""
+
+    def __init__(self, clients: int, dim: int, min_survivors: int, round: int = 0) -> None: ...
+    def receive(self, msg: bytes) -> None: ...
+    def advance(self) -> dict[int, bytes]: ...
+    def finish(self) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+
+class _TuningPlan:
+    @property
+    def cost(self) -> Guarantee: ...
+    @property
+    def per_run(self) -> Guarantee: ...
+    def tasks(self) -> list[Tuple[int, dict, int]]: ...
+    def best(self, scores: ArrayLike) -> Optional[int]: ...
+
+def _plan_tuning(space: dict, per_run: Guarantee, **kwargs: Any) -> _TuningPlan: ...
+def _reference_tune(
+    space: dict, per_run: Guarantee, **kwargs: Any
+) -> Tuple[Optional[dict], Optional[float], Guarantee]: ...
+def _reference_score(config: dict, seed: int) -> float: ...
+def _time_select_rust(
+    scores: ArrayLike,
+    epsilon: float,
+    repeats: int,
+    *,
+    mechanism: str = "exponential",
+    sensitivity: float = 1.0,
+    seed: int = 0,
+) -> float: ...
+def _check_callable(obj: object) -> None: ...

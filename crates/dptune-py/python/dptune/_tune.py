@@ -1,0 +1,158 @@
+"""Private tuning with a Python callable as the candidate.
+
+Division of labour:
+
+* The Rust core draws everything that is data-independent, exactly as its own ``Tuner`` does:
+  the number of runs K (kept inside a Rust object and never returned), one configuration and one
+  64-bit seed per run, and the whole tuning's guarantee (computed before anything runs).
+* Python calls ``candidate(config, allowance, seed)`` for each run, sequentially or through the
+  ``concurrent.futures.Executor`` you pass (a ``ProcessPoolExecutor``, Dask's
+  ``Client.get_executor()``, Ray's executor, ...).
+* The Rust core keeps the best score among the first min(K, T) runs (ties to the lower run
+  index), or with a threshold the first run that reaches it.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _core
+from ._core import Guarantee, InvalidParameter, Repeats
+
+Domain = Union[Sequence[Union[int, float, str]], Tuple[str, float, float]]
+Candidate = Callable[[dict, Guarantee, int], Tuple[Any, float]]
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """What a tuning releases: the best candidate (or ``None`` = ⊥ where the method can end
+    without one) and the guarantee of the **whole** tuning. Never the number of runs."""
+
+    config: Optional[dict]
+    model: Any
+    score: Optional[float]
+    guarantee: Guarantee
+
+    @property
+    def released(self) -> bool:
+        """False when the tuning ended without a candidate (⊥)."""
+        return self.config is not None
+
+
+def _run_one(candidate: Candidate, config: dict, allowance: Guarantee, seed: int):
+    """One candidate run; returns (model, score) with score a float, or NaN for a configuration
+    refused with ``dptune.InvalidParameter`` (a data-independent failure: worst score)."""
+    try:
+        out = candidate(config, allowance, seed)
+    except InvalidParameter:
+        return None, math.nan
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise InvalidParameter(
+            f"invalid parameter `candidate` = {type(out).__name__}: "
+            "must return a (model, score) pair"
+        )
+    model, score = out
+    try:
+        score = float(score)
+    except (TypeError, ValueError):
+        raise InvalidParameter(
+            f"invalid parameter `candidate` = score of type {type(score).__name__}: "
+            "the score must be a real number"
+        ) from None
+    if not math.isfinite(score):
+        raise _core.DptuneError(
+            "numerical error in candidate score: the candidate returned a non-finite score"
+        )
+    return model, score
+
+
+def tune(
+    candidate: Candidate,
+    space: Mapping[str, Domain],
+    *,
+    per_run: Guarantee,
+    method: str = "repeat",
+    repeats: Optional[Repeats] = None,
+    gamma: Optional[float] = None,
+    threshold: Optional[float] = None,
+    cap: Optional[int] = None,
+    cap_delta: float = 0.0,
+    executor: Optional[Executor] = None,
+    seed: Optional[int] = None,
+) -> TuneResult:
+    """Privately tune ``candidate`` over ``space`` and release the best run with the guarantee
+    of the whole tuning.
+
+    .. warning::
+       **Your callable is responsible for its own privacy.** ``candidate(config, allowance,
+       seed)`` must be a differentially private algorithm that spends **at most**
+       ``allowance`` on the private data — training **and** the score it returns (e.g. train
+       with Opacus/DP-SGD and compute a DP validation score on a disjoint split). dptune's
+       guarantee is only as good as that promise; dptune cannot check what Python code
+       spends. Use ``seed`` for all randomness that is not privacy noise (initialisation,
+       shuffling); privacy noise should come from a secure source.
+
+    Parameters
+    ----------
+    candidate:
+        ``candidate(config: dict, allowance: Guarantee, seed: int) -> (model, score)``, higher
+        score is better. It must be picklable when ``executor`` runs it in other processes.
+        Raising :class:`dptune.InvalidParameter` marks the configuration as unusable (a
+        data-independent refusal, counted as a run with the worst score); any other exception
+        aborts the tuning and is re-raised.
+    space:
+        ``{name: [choice, ...]}`` or ``{name: ("uniform" | "log-uniform" | "int", low, high)}``.
+    per_run:
+        What each run may spend: pure, zCDP (or RDP) for ``repeat`` and ``threshold``.
+    method:
+        ``"repeat"`` (Papernot–Steinke repeat-and-select; needs ``repeats``), ``"threshold"``
+        (Liu–Talwar; needs ``threshold`` and ``gamma``) or ``"exhaustive"`` (every grid point,
+        composed).
+    cap:
+        Always submit exactly ``cap`` runs and keep the first min(K, cap); the truncation is
+        charged at ``cap_delta`` (converting the guarantee to (ε, δ)).
+    executor:
+        Any ``concurrent.futures.Executor``. **The executor is trusted:** it sees how many tasks
+        are submitted, which is the secret K unless ``cap`` is set. Without ``cap``, do not let
+        the task count, logs or the wall time reach anyone the guarantee protects against.
+    seed:
+        ``None`` (operating-system randomness) or an integer for a reproducible research run.
+
+    Returns
+    -------
+    TuneResult
+        The released configuration, model and score (or ``None``s for ⊥) and the guarantee.
+        The number of runs is never returned.
+    """
+    _core._check_callable(candidate)
+    plan = _core._plan_tuning(
+        dict(space),
+        per_run,
+        method=method,
+        repeats=repeats,
+        gamma=gamma,
+        threshold=threshold,
+        cap=cap,
+        cap_delta=cap_delta,
+        seed=seed,
+    )
+    tasks = plan.tasks()
+    allowance = plan.per_run
+    if executor is None:
+        results = [_run_one(candidate, c, allowance, s) for (_, c, s) in tasks]
+    else:
+        futures = [executor.submit(_run_one, candidate, c, allowance, s) for (_, c, s) in tasks]
+        try:
+            results = [f.result() for f in futures]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    best = plan.best([r[1] for r in results])
+    if best is None:
+        return TuneResult(None, None, None, plan.cost)
+    model, score = results[best]
+    return TuneResult(tasks[best][1], model, score, plan.cost)

@@ -1,0 +1,33 @@
+"""DP-HYPE on Flower 1.42 (Message API) with dptune's secure aggregation and distributed noise.
+
+* :mod:`dptune.flower.server_app` — ``app``: a ``ServerApp`` that runs one DP-HYPE round (four
+  secure-aggregation stages) and prints one ``DPTUNE_RESULT {...}`` line with the selected index
+  and the client-level guarantee for the actual survivors.
+* :mod:`dptune.flower.client_app` — ``app``: a ``ClientApp`` whose local evaluation is the
+  function named by the run config key ``evaluate-fn`` (``module:function``, default
+  :func:`dptune.flower.demo.evaluate`); :func:`make_client_app` builds one around your own
+  function.
+* :func:`run_in_process` — the same protocol code without Flower.
+
+Run config keys: ``candidates``, ``k``, ``epsilon``, ``delta``, ``min-nodes`` (n, SecAgg
+participants), ``min-survivors`` (t: the noise is sized so that any t survivors give the
+guarantee; fewer and nothing is released), ``neighbours`` (``replace``), ``stage-timeout``
+(seconds), ``round``, ``evaluate-fn``, and ``seed`` (research runs only: a seed in the run
+config is visible to the SuperLink and every node, so the noise is **not private**; omit it in
+real use).
+
+The compiled extension is not part of a FAB: ``pip install`` dptune into the environment of the
+SuperLink and of every SuperNode.
+"""
+
+from ._protocol import RoundConfig, run_in_process
+
+__all__ = ["RoundConfig", "run_in_process", "make_client_app"]
+
+
+def make_client_app(evaluate):
+    """A Flower ``ClientApp`` running DP-HYPE with ``evaluate(candidates, context) -> scores``
+    as the local evaluation."""
+    from .client_app import build
+
+    return build(evaluate)

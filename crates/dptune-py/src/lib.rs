@@ -1,0 +1,1507 @@
+//! Python bindings of dptune: `dptune._core`, wrapped by the pure-Python package `dptune`
+//! (crates/dptune-py/python/dptune). Numpy in, numpy out; every library error becomes a Python
+//! exception of a specific class carrying the library's message; nothing here panics on bad
+//! input and nothing prints.
+
+#![forbid(unsafe_code)]
+
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use dptune::federated::accounting::NoisePlan as RsNoisePlan;
+use dptune::federated::secagg::{
+    decode_signed, encode_signed, Client as RsClient, SecAggParams, Server as RsServer,
+};
+use dptune::federated::vote;
+use dptune::noise::SecureRng;
+use dptune::privacy::{
+    convert, gaussian as pgauss, repeat, subsampled, Bound as Bnd, Guarantee, Neighbours,
+};
+use dptune::select::{
+    ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
+    LaplaceNoisyMax, Mechanism, NoisyTopK, PermuteAndFlip, Sensitivity, TopKMethod,
+};
+use dptune::tune::{self, Config, Domain, Method, Records, SearchSpace, TuneOptions, Tuner, Value};
+use dptune::Error;
+
+create_exception!(
+    _core,
+    DptuneError,
+    PyException,
+    "Base class of every dptune error."
+);
+create_exception!(
+    _core,
+    InvalidParameter,
+    DptuneError,
+    "A caller-supplied value is outside what the mechanism or formula accepts."
+);
+create_exception!(
+    _core,
+    BudgetExceeded,
+    DptuneError,
+    "A charge would exceed the allowance; nothing was released."
+);
+create_exception!(
+    _core,
+    NoRelease,
+    DptuneError,
+    "The mechanism cannot release anything under the given public inputs."
+);
+
+/// Maps a library error to its Python class, keeping the message.
+fn err(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::InvalidParameter { .. } | Error::NeighboursMismatch { .. } => {
+            InvalidParameter::new_err(msg)
+        }
+        Error::BudgetExceeded { .. } => BudgetExceeded::new_err(msg),
+        Error::NoRelease { .. } => NoRelease::new_err(msg),
+        _ => DptuneError::new_err(msg),
+    }
+}
+
+fn invalid(name: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
+    InvalidParameter::new_err(format!("invalid parameter `{name}` = {value}: {reason}"))
+}
+
+type R<T> = PyResult<T>;
+/// Inputs at least this long are copied and selected with the GIL released.
+const DETACH_AT: usize = 4096;
+/// The pickling recipe of a guarantee: constructor and its arguments.
+type Reduced<'py> = (Bound<'py, PyAny>, (Vec<(String, f64, f64)>, String));
+/// A 1-D int64 numpy array.
+type I64Array<'py> = Bound<'py, PyArray1<i64>>;
+
+trait IntoPy<T> {
+    fn py(self) -> R<T>;
+}
+impl<T> IntoPy<T> for dptune::Result<T> {
+    fn py(self) -> R<T> {
+        self.map_err(err)
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Input conversion
+
+/// A 1-D float vector from a numpy array (any real dtype, any strides) or a sequence of numbers.
+/// NaN is passed through (the library refuses it with a named error).
+fn vec_f64(name: &str, obj: &Bound<'_, PyAny>) -> R<Vec<f64>> {
+    if let Ok(a) = obj.cast::<PyArray1<f64>>() {
+        if let Ok(ro) = a.try_readonly() {
+            return Ok(match ro.as_slice() {
+                Ok(s) => s.to_vec(),
+                Err(_) => ro.as_array().iter().copied().collect(),
+            });
+        }
+    }
+    if let Ok(a) = obj.cast::<numpy::PyUntypedArray>() {
+        if a.ndim() != 1 {
+            return Err(invalid(
+                name,
+                format!("an array with shape {:?}", a.shape()),
+                "must be one-dimensional",
+            ));
+        }
+        let kind = a.dtype().kind();
+        if !matches!(kind, b'f' | b'i' | b'u' | b'b') {
+            return Err(invalid(
+                name,
+                format!("an array of dtype {}", a.dtype()),
+                "must hold real numbers",
+            ));
+        }
+        let conv = a.call_method1("astype", ("float64",))?;
+        let f = conv
+            .cast::<PyArray1<f64>>()
+            .map_err(|_| invalid(name, "array", "cannot be converted to float64"))?;
+        let ro = f
+            .try_readonly()
+            .map_err(|_| invalid(name, "array", "is being written to elsewhere"))?;
+        return Ok(ro.as_array().iter().copied().collect());
+    }
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+        return Err(invalid(name, "a string", "must be a sequence of numbers"));
+    }
+    let seq: Vec<Bound<'_, PyAny>> = obj
+        .try_iter()
+        .map_err(|_| {
+            invalid(
+                name,
+                type_name(obj),
+                "must be a 1-D array or a sequence of numbers",
+            )
+        })?
+        .collect::<R<_>>()?;
+    seq.iter()
+        .enumerate()
+        .map(|(i, x)| {
+            x.extract::<f64>().map_err(|_| {
+                invalid(
+                    name,
+                    format!("element {i} of type {}", type_name(x)),
+                    "must be a real number",
+                )
+            })
+        })
+        .collect()
+}
+
+/// A 1-D integer vector (int64), refusing non-integral values.
+fn vec_i64(name: &str, obj: &Bound<'_, PyAny>) -> R<Vec<i64>> {
+    if let Ok(a) = obj.cast::<PyArray1<i64>>() {
+        if let Ok(ro) = a.try_readonly() {
+            return Ok(ro.as_array().iter().copied().collect());
+        }
+    }
+    let v = vec_f64(name, obj)?;
+    v.iter()
+        .map(|&x| {
+            if x.is_finite() && x.fract() == 0.0 && x.abs() < 9.0e15 {
+                Ok(x as i64)
+            } else {
+                Err(invalid(name, x, "must hold integers"))
+            }
+        })
+        .collect()
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn neighbours(s: &str) -> R<Neighbours> {
+    match s {
+        "add-remove" | "add_remove" | "add/remove-one" => Ok(Neighbours::AddRemove),
+        "replace" | "replace-one" => Ok(Neighbours::Replace),
+        _ => Err(invalid(
+            "neighbours",
+            s,
+            "expected \"add-remove\" or \"replace\"",
+        )),
+    }
+}
+
+fn goal(s: &str) -> R<Goal> {
+    match s {
+        "maximize" | "max" => Ok(Goal::Maximize),
+        "minimize" | "min" => Ok(Goal::Minimize),
+        _ => Err(invalid("goal", s, "expected \"maximize\" or \"minimize\"")),
+    }
+}
+
+fn rng_from(seed: Option<u64>) -> R<SecureRng> {
+    match seed {
+        Some(s) => Ok(SecureRng::seeded(s)),
+        None => SecureRng::from_os().py(),
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Guarantees
+
+/// What a mechanism promises and what a release spent (immutable).
+#[pyclass(module = "dptune._core", name = "Guarantee", frozen)]
+#[derive(Clone)]
+struct PyGuarantee {
+    inner: Guarantee,
+}
+
+fn g(inner: Guarantee) -> PyGuarantee {
+    PyGuarantee { inner }
+}
+
+#[pymethods]
+impl PyGuarantee {
+    /// Pure ε-DP.
+    #[staticmethod]
+    #[pyo3(signature = (epsilon, neighbours="add-remove"))]
+    fn pure(epsilon: f64, neighbours: &str) -> R<Self> {
+        Ok(g(
+            Guarantee::pure(epsilon, self::neighbours(neighbours)?).py()?
+        ))
+    }
+    /// Approximate (ε, δ)-DP.
+    #[staticmethod]
+    #[pyo3(signature = (epsilon, delta, neighbours="add-remove"))]
+    fn approx(epsilon: f64, delta: f64, neighbours: &str) -> R<Self> {
+        Ok(g(Guarantee::approx(
+            epsilon,
+            delta,
+            self::neighbours(neighbours)?,
+        )
+        .py()?))
+    }
+    /// ρ-zCDP.
+    #[staticmethod]
+    #[pyo3(signature = (rho, neighbours="add-remove"))]
+    fn zcdp(rho: f64, neighbours: &str) -> R<Self> {
+        Ok(g(Guarantee::zcdp(rho, self::neighbours(neighbours)?).py()?))
+    }
+    /// ε at `delta` (tightest of the bounds; rounded up).
+    fn epsilon(&self, delta: f64) -> R<f64> {
+        self.inner.epsilon(delta).py()
+    }
+    /// δ at `epsilon`.
+    fn delta(&self, epsilon: f64) -> R<f64> {
+        self.inner.delta(epsilon).py()
+    }
+    /// Sequential composition.
+    fn compose(&self, other: &PyGuarantee) -> R<Self> {
+        Ok(g(self.inner.compose(&other.inner).py()?))
+    }
+    /// The same guarantee under replace-one neighbours.
+    fn to_replace(&self) -> R<Self> {
+        Ok(g(self.inner.to_replace().py()?))
+    }
+    /// ε if the guarantee includes a pure bound.
+    #[getter]
+    fn pure_epsilon(&self) -> Option<f64> {
+        self.inner.pure_eps()
+    }
+    /// ρ if the guarantee includes a zCDP bound.
+    #[getter]
+    fn rho(&self) -> Option<f64> {
+        self.inner.zcdp_rho()
+    }
+    /// "add-remove" or "replace".
+    #[getter]
+    fn neighbours(&self) -> String {
+        self.inner.neighbours().to_string()
+    }
+    /// The RDP curve at `orders` (numpy in, numpy out), if the guarantee implies one.
+    fn rdp<'py>(
+        &self,
+        py: Python<'py>,
+        orders: &Bound<'py, PyAny>,
+    ) -> R<Option<Bound<'py, PyArray1<f64>>>> {
+        let orders = vec_f64("orders", orders)?;
+        Ok(self
+            .inner
+            .rdp_curve()
+            .map(|c| PyArray1::from_vec(py, orders.iter().map(|&a| c.eval(a)).collect())))
+    }
+    /// Rebuilds a guarantee from its bounds (for pickling): a list of ("pure", ε),
+    /// ("approx", ε, δ) or ("zcdp", ρ) tuples.
+    #[staticmethod]
+    fn _from_parts(parts: Vec<(String, f64, f64)>, neighbours: &str) -> R<Self> {
+        let nb = self::neighbours(neighbours)?;
+        let mut out: Option<Guarantee> = None;
+        for (kind, a, b) in parts {
+            let one = match kind.as_str() {
+                "pure" => Guarantee::pure(a, nb),
+                "approx" => Guarantee::approx(a, b, nb),
+                "zcdp" => Guarantee::zcdp(a, nb),
+                _ => return Err(invalid("parts", kind, "unknown bound")),
+            }
+            .py()?;
+            out = Some(match out {
+                None => one,
+                Some(o) => o.and(one).py()?,
+            });
+        }
+        Ok(g(out.ok_or_else(|| invalid("parts", "[]", "need a bound"))?))
+    }
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> R<Reduced<'py>> {
+        let me = slf.get();
+        let mut parts = Vec::new();
+        for b in me.inner.bounds() {
+            parts.push(match b {
+                Bnd::Pure { eps } => ("pure".to_string(), *eps, 0.0),
+                Bnd::Approx { eps, delta } => ("approx".to_string(), *eps, *delta),
+                Bnd::Zcdp { rho } => ("zcdp".to_string(), *rho, 0.0),
+                Bnd::Rdp(_) => {
+                    return Err(PyTypeError::new_err(
+                        "a guarantee with an RDP curve cannot be pickled; pass a pure or zCDP one",
+                    ))
+                }
+            });
+        }
+        Ok((
+            slf.get_type().getattr("_from_parts")?,
+            (parts, me.inner.neighbours().to_string()),
+        ))
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyGuarantee>()
+            .map(|o| o.get().inner == self.inner)
+            .unwrap_or(false)
+    }
+    fn __repr__(&self) -> String {
+        format!("Guarantee({})", self.inner)
+    }
+    fn __str__(&self) -> String {
+        self.inner.to_string()
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Selection
+
+enum Built {
+    Em(ExponentialMechanism),
+    Pf(PermuteAndFlip),
+    Gumbel(GumbelMax),
+    Laplace(LaplaceNoisyMax),
+    Gauss(GaussianArgmax),
+    Gem(GeneralizedExponential),
+}
+
+struct SelArgs<'a> {
+    mechanism: &'a str,
+    epsilon: f64,
+    sensitivity: f64,
+    monotonic: bool,
+    goal: &'a str,
+    neighbours: &'a str,
+    delta: Option<f64>,
+    sensitivities: Option<Vec<f64>>,
+    beta: f64,
+}
+
+fn build(scores: &[f64], a: &SelArgs<'_>) -> R<Built> {
+    let mech: Mechanism = a.mechanism.parse().py()?;
+    let mech = mech.as_selection().py()?;
+    let goal = goal(a.goal)?;
+    let nb = neighbours(a.neighbours)?;
+    let sens = Sensitivity::new(a.sensitivity, a.monotonic).py()?;
+    Ok(match mech {
+        Mechanism::Exponential => {
+            Built::Em(ExponentialMechanism::new(scores, goal, sens, a.epsilon, nb).py()?)
+        }
+        Mechanism::PermuteAndFlip => {
+            Built::Pf(PermuteAndFlip::new(scores, goal, sens, a.epsilon, nb).py()?)
+        }
+        Mechanism::Gumbel => Built::Gumbel(GumbelMax::new(scores, goal, sens, a.epsilon, nb).py()?),
+        Mechanism::Laplace => {
+            Built::Laplace(LaplaceNoisyMax::new(scores, goal, sens, a.epsilon, nb).py()?)
+        }
+        Mechanism::Gaussian => Built::Gauss(
+            GaussianArgmax::new(
+                scores,
+                goal,
+                sens,
+                L2Sensitivity::General,
+                a.epsilon,
+                a.delta,
+                nb,
+            )
+            .py()?,
+        ),
+        Mechanism::Gem => {
+            let s = a
+                .sensitivities
+                .clone()
+                .unwrap_or_else(|| vec![a.sensitivity; scores.len()]);
+            Built::Gem(GeneralizedExponential::new(scores, goal, &s, a.epsilon, a.beta, nb).py()?)
+        }
+        Mechanism::TopK | Mechanism::SparseVector => {
+            return Err(invalid(
+                "mechanism",
+                a.mechanism,
+                "use dptune.top_k for noisy top-k; the sparse vector technique is not a selection",
+            ))
+        }
+    })
+}
+
+impl Built {
+    fn select(&self, rng: &mut SecureRng) -> R<(usize, Guarantee)> {
+        let r = match self {
+            Built::Em(m) => m.select(rng),
+            Built::Pf(m) => m.select(rng),
+            Built::Gumbel(m) => m.select(rng),
+            Built::Laplace(m) => m.select(rng),
+            Built::Gauss(m) => m.select(rng).py()?,
+            Built::Gem(m) => m.select(rng),
+        };
+        Ok((r.value, r.spent))
+    }
+    fn probabilities(&self) -> R<Vec<f64>> {
+        match self {
+            Built::Em(m) => Ok(m.probabilities()),
+            Built::Pf(m) => Ok(m.probabilities()),
+            Built::Gumbel(m) => Ok(m.probabilities()),
+            Built::Laplace(m) => m.probabilities().py(),
+            Built::Gauss(m) => m.probabilities().py(),
+            Built::Gem(m) => Ok(m.probabilities()),
+        }
+    }
+}
+
+/// One private selection: returns `(index, guarantee)`.
+///
+/// `mechanism`: "exponential" (ε pure and ε²/8 zCDP), "gumbel" (same law), "laplace"
+/// (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs `delta`;
+/// calibrated to the L2 sensitivity Δ·√m of the whole vector), "gem" (generalized EM with
+/// per-candidate `sensitivities` and failure probability `beta`). `sensitivity` Δ bounds how far
+/// one neighbour moves each score; the range paid is Δ if `monotonic` else 2Δ. `goal`:
+/// "maximize" or "minimize". Scores must be finite; -inf (+inf when minimising) marks a
+/// candidate that can never win (the exclusion must not depend on private data). Sampling is
+/// exact. `seed=None` draws from the operating system; an integer seed is for reproducible
+/// research runs and is not private against anyone who knows it.
+#[pyfunction]
+#[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
+    goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1, seed=None))]
+#[allow(clippy::too_many_arguments)]
+fn select_index(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    epsilon: f64,
+    mechanism: &str,
+    sensitivity: f64,
+    monotonic: bool,
+    goal: &str,
+    neighbours: &str,
+    delta: Option<f64>,
+    sensitivities: Option<&Bound<'_, PyAny>>,
+    beta: f64,
+    seed: Option<u64>,
+) -> R<(usize, PyGuarantee)> {
+    let sensitivities = sensitivities
+        .map(|s| vec_f64("sensitivities", s))
+        .transpose()?;
+    let a = SelArgs {
+        mechanism,
+        epsilon,
+        sensitivity,
+        monotonic,
+        goal,
+        neighbours,
+        delta,
+        sensitivities,
+        beta,
+    };
+    let mut rng = rng_from(seed)?;
+    // Small contiguous float64 arrays are read in place while holding the GIL (no copy); large
+    // inputs are copied and the GIL is released while the core selects.
+    if let Ok(a64) = scores.cast::<PyArray1<f64>>() {
+        if a64.len() < DETACH_AT {
+            if let Ok(ro) = a64.try_readonly() {
+                if let Ok(slice) = ro.as_slice() {
+                    let (i, spent) = build(slice, &a)?.select(&mut rng)?;
+                    return Ok((i, g(spent)));
+                }
+            }
+        }
+    }
+    let scores = vec_f64("scores", scores)?;
+    let (i, spent) = if scores.len() >= DETACH_AT {
+        py.detach(|| build(&scores, &a).and_then(|m| m.select(&mut rng)))?
+    } else {
+        build(&scores, &a)?.select(&mut rng)?
+    };
+    Ok((i, g(spent)))
+}
+
+/// The exact selection probabilities of the implemented mechanism.
+#[pyfunction]
+#[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
+    goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1))]
+#[allow(clippy::too_many_arguments)]
+fn selection_probabilities<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    epsilon: f64,
+    mechanism: &str,
+    sensitivity: f64,
+    monotonic: bool,
+    goal: &str,
+    neighbours: &str,
+    delta: Option<f64>,
+    sensitivities: Option<&Bound<'py, PyAny>>,
+    beta: f64,
+) -> R<Bound<'py, PyArray1<f64>>> {
+    let scores = vec_f64("scores", scores)?;
+    let sensitivities = sensitivities
+        .map(|s| vec_f64("sensitivities", s))
+        .transpose()?;
+    let a = SelArgs {
+        mechanism,
+        epsilon,
+        sensitivity,
+        monotonic,
+        goal,
+        neighbours,
+        delta,
+        sensitivities,
+        beta,
+    };
+    let p = build(&scores, &a)?.probabilities()?;
+    Ok(PyArray1::from_vec(py, p))
+}
+
+/// What one selection costs (computed from public parameters on a dummy score vector).
+#[pyfunction]
+#[pyo3(signature = (epsilon, *, mechanism="exponential", neighbours="add-remove", delta=None,
+    k=1))]
+fn selection_cost(
+    epsilon: f64,
+    mechanism: &str,
+    neighbours: &str,
+    delta: Option<f64>,
+    k: usize,
+) -> R<PyGuarantee> {
+    let dummy = vec![0.0; k.max(1) + 1];
+    if mechanism == "top-k" || mechanism == "top-k-gumbel" {
+        let m = if mechanism == "top-k" {
+            TopKMethod::PermuteAndFlip
+        } else {
+            TopKMethod::Gumbel
+        };
+        let nb = self::neighbours(neighbours)?;
+        let t = NoisyTopK::new(
+            &dummy,
+            Goal::Maximize,
+            Sensitivity::general(1.0).py()?,
+            epsilon,
+            k,
+            m,
+            nb,
+        )
+        .py()?;
+        return Ok(g(t.guarantee().clone()));
+    }
+    let a = SelArgs {
+        mechanism,
+        epsilon,
+        sensitivity: 1.0,
+        monotonic: false,
+        goal: "maximize",
+        neighbours,
+        delta,
+        sensitivities: None,
+        beta: 0.1,
+    };
+    let mut rng = SecureRng::seeded(0);
+    Ok(g(build(&dummy, &a)?.select(&mut rng)?.1))
+}
+
+/// Noisy top-k: (indices as int64 array, guarantee).
+#[pyfunction]
+#[pyo3(signature = (scores, epsilon, k, *, method="permute-and-flip", sensitivity=1.0,
+    monotonic=false, goal="maximize", neighbours="add-remove", seed=None))]
+#[allow(clippy::too_many_arguments)]
+fn top_k<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    epsilon: f64,
+    k: usize,
+    method: &str,
+    sensitivity: f64,
+    monotonic: bool,
+    goal: &str,
+    neighbours: &str,
+    seed: Option<u64>,
+) -> R<(Bound<'py, PyArray1<i64>>, PyGuarantee)> {
+    let scores = vec_f64("scores", scores)?;
+    let m = match method {
+        "permute-and-flip" => TopKMethod::PermuteAndFlip,
+        "gumbel" => TopKMethod::Gumbel,
+        _ => {
+            return Err(invalid(
+                "method",
+                method,
+                "expected \"permute-and-flip\" or \"gumbel\"",
+            ))
+        }
+    };
+    let t = NoisyTopK::new(
+        &scores,
+        self::goal(goal)?,
+        Sensitivity::new(sensitivity, monotonic).py()?,
+        epsilon,
+        k,
+        m,
+        self::neighbours(neighbours)?,
+    )
+    .py()?;
+    let mut rng = rng_from(seed)?;
+    let r = t.select(&mut rng);
+    let idx: Vec<i64> = r.value.iter().map(|&i| i as i64).collect();
+    Ok((PyArray1::from_vec(py, idx), g(r.spent)))
+}
+
+/// Times `repeats` selections in Rust alone (construct + select each time), for the overhead
+/// benchmark: returns nanoseconds per call.
+#[pyfunction]
+#[pyo3(signature = (scores, epsilon, repeats, *, mechanism="exponential", sensitivity=1.0, seed=0))]
+fn _time_select_rust(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    epsilon: f64,
+    repeats: u32,
+    mechanism: &str,
+    sensitivity: f64,
+    seed: u64,
+) -> R<f64> {
+    let scores = vec_f64("scores", scores)?;
+    let a = SelArgs {
+        mechanism,
+        epsilon,
+        sensitivity,
+        monotonic: false,
+        goal: "maximize",
+        neighbours: "add-remove",
+        delta: Some(1e-6),
+        sensitivities: None,
+        beta: 0.1,
+    };
+    let n = repeats.max(1);
+    py.detach(|| -> R<f64> {
+        let start = std::time::Instant::now();
+        let mut acc = 0usize;
+        for i in 0..n {
+            let mut rng = SecureRng::seeded(seed.wrapping_add(i as u64));
+            acc ^= build(&scores, &a)?.select(&mut rng)?.0;
+        }
+        std::hint::black_box(acc);
+        Ok(start.elapsed().as_nanos() as f64 / n as f64)
+    })
+}
+
+// ------------------------------------------------------------------------------------------------
+// Accounting
+
+/// ε of the Gaussian mechanism (exact Balle–Wang) for one release.
+#[pyfunction]
+#[pyo3(signature = (sigma, delta, sensitivity=1.0))]
+fn gaussian_epsilon(sigma: f64, delta: f64, sensitivity: f64) -> R<f64> {
+    pgauss::gaussian_epsilon(sigma, sensitivity, delta).py()
+}
+
+/// The smallest σ with (ε, δ) for the Gaussian mechanism (exact calibration).
+#[pyfunction]
+#[pyo3(signature = (epsilon, delta, sensitivity=1.0))]
+fn gaussian_sigma(epsilon: f64, delta: f64, sensitivity: f64) -> R<f64> {
+    pgauss::gaussian_sigma(epsilon, delta, sensitivity).py()
+}
+
+/// ρ = Δ²/(2σ²) of the Gaussian mechanism.
+#[pyfunction]
+#[pyo3(signature = (sigma, sensitivity=1.0))]
+fn gaussian_rho(sigma: f64, sensitivity: f64) -> R<f64> {
+    pgauss::gaussian_rho(sigma, sensitivity).py()
+}
+
+/// DP-SGD (Poisson-subsampled Gaussian, `steps` steps): the RDP guarantee.
+#[pyfunction]
+#[pyo3(signature = (sampling_rate, noise_multiplier, steps))]
+fn dpsgd_guarantee(sampling_rate: f64, noise_multiplier: f64, steps: u64) -> R<PyGuarantee> {
+    Ok(g(subsampled::dpsgd_guarantee(
+        sampling_rate,
+        noise_multiplier,
+        steps,
+    )
+    .py()?))
+}
+
+/// DP-SGD ε at δ over the default order grid.
+#[pyfunction]
+#[pyo3(signature = (sampling_rate, noise_multiplier, steps, delta))]
+fn dpsgd_epsilon(sampling_rate: f64, noise_multiplier: f64, steps: u64, delta: f64) -> R<f64> {
+    Ok(
+        subsampled::dpsgd_epsilon_grid(sampling_rate, noise_multiplier, steps, delta)
+            .py()?
+            .eps,
+    )
+}
+
+/// ε of ρ-zCDP at δ.
+#[pyfunction]
+fn zcdp_epsilon(rho: f64, delta: f64) -> R<f64> {
+    convert::zcdp_epsilon(rho, delta).py()
+}
+
+/// δ of ρ-zCDP at ε.
+#[pyfunction]
+fn zcdp_delta(rho: f64, epsilon: f64) -> R<f64> {
+    convert::zcdp_delta(rho, epsilon).py()
+}
+
+/// The largest ρ whose zCDP implies (ε, δ).
+#[pyfunction]
+fn zcdp_rho_for(epsilon: f64, delta: f64) -> R<f64> {
+    convert::zcdp_rho_for(epsilon, delta).py()
+}
+
+/// ε-DP ⇒ ε²/2-zCDP.
+#[pyfunction]
+fn pure_to_zcdp(epsilon: f64) -> R<f64> {
+    convert::pure_to_zcdp(epsilon).py()
+}
+
+/// The distribution of the number of runs K of repeat-and-select.
+#[pyclass(module = "dptune._core", name = "Repeats", frozen)]
+#[derive(Clone, Copy)]
+struct PyRepeats {
+    inner: repeat::Repeats,
+}
+
+#[pymethods]
+impl PyRepeats {
+    /// K ~ Poisson(mean).
+    #[staticmethod]
+    fn poisson(mean: f64) -> R<Self> {
+        Ok(Self {
+            inner: repeat::Repeats::poisson(mean).py()?,
+        })
+    }
+    /// K ~ Geometric(gamma) on {1, 2, ...} (Liu–Talwar).
+    #[staticmethod]
+    fn geometric(gamma: f64) -> R<Self> {
+        Ok(Self {
+            inner: repeat::Repeats::geometric(gamma).py()?,
+        })
+    }
+    /// K ~ truncated negative binomial D_{eta, gamma} (Papernot–Steinke).
+    #[staticmethod]
+    fn tnb(eta: f64, gamma: f64) -> R<Self> {
+        Ok(Self {
+            inner: repeat::Repeats::tnb(eta, gamma).py()?,
+        })
+    }
+    /// Truncated negative binomial with the given mean.
+    #[staticmethod]
+    fn tnb_with_mean(eta: f64, mean: f64) -> R<Self> {
+        Ok(Self {
+            inner: repeat::Repeats::tnb_with_mean(eta, mean).py()?,
+        })
+    }
+    /// E[K] (public: a property of the distribution, not of a draw).
+    #[getter]
+    fn mean(&self) -> f64 {
+        self.inner.mean()
+    }
+    fn __repr__(&self) -> String {
+        format!("Repeats({:?})", self.inner)
+    }
+}
+
+/// The method of a tuning, from the Python spelling.
+fn method_from(
+    method: &str,
+    repeats: Option<&PyRepeats>,
+    gamma: Option<f64>,
+    threshold: Option<f64>,
+    runs: Option<usize>,
+) -> R<Method> {
+    match method {
+        "repeat" => Ok(Method::RepeatAndSelect(
+            repeats
+                .ok_or_else(|| invalid("repeats", "None", "repeat-and-select needs a Repeats"))?
+                .inner,
+        )),
+        "threshold" => Ok(Method::Threshold {
+            threshold: threshold
+                .ok_or_else(|| invalid("threshold", "None", "the threshold method needs one"))?,
+            gamma: gamma
+                .ok_or_else(|| invalid("gamma", "None", "the threshold method needs one"))?,
+        }),
+        "exhaustive" => Ok(Method::Exhaustive {
+            runs: runs
+                .ok_or_else(|| invalid("runs", "None", "exhaustive search needs the grid size"))?,
+        }),
+        _ => Err(invalid(
+            "method",
+            method,
+            "expected \"repeat\", \"threshold\" or \"exhaustive\"",
+        )),
+    }
+}
+
+/// The guarantee of a whole tuning whose runs each spend at most `per_run`.
+#[pyfunction]
+#[pyo3(signature = (per_run, *, method="repeat", repeats=None, gamma=None, threshold=None,
+    runs=None))]
+fn tuning_cost(
+    per_run: &PyGuarantee,
+    method: &str,
+    repeats: Option<PyRef<'_, PyRepeats>>,
+    gamma: Option<f64>,
+    threshold: Option<f64>,
+    runs: Option<usize>,
+) -> R<PyGuarantee> {
+    let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
+    Ok(g(tune::tuning_cost(&m, &per_run.inner).py()?))
+}
+
+/// Largest per-run ρ (zCDP) or ε (pure) whose whole tuning fits `outer`.
+#[pyfunction]
+#[pyo3(signature = (outer, *, method="repeat", repeats=None, gamma=None, threshold=None,
+    runs=None, per_run="zcdp"))]
+fn calibrate(
+    outer: &PyGuarantee,
+    method: &str,
+    repeats: Option<PyRef<'_, PyRepeats>>,
+    gamma: Option<f64>,
+    threshold: Option<f64>,
+    runs: Option<usize>,
+    per_run: &str,
+) -> R<PyGuarantee> {
+    let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
+    let nb = outer.inner.neighbours();
+    let (_, run) = match per_run {
+        "zcdp" => tune::calibrate(&outer.inner, &m, |r| Guarantee::zcdp(r, nb), 1e-12, 1e3),
+        "pure" => tune::calibrate(&outer.inner, &m, |e| Guarantee::pure(e, nb), 1e-12, 1e3),
+        _ => return Err(invalid("per_run", per_run, "expected \"zcdp\" or \"pure\"")),
+    }
+    .py()?;
+    Ok(g(run))
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tuning plans: Rust draws the data-independent part (K, configurations, seeds, cost); Python
+// dispatches the candidate calls; Rust keeps the best.
+
+fn value_to_py<'py>(py: Python<'py>, v: &Value) -> R<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Float(x) => PyFloat::new(py, *x).into_any(),
+        Value::Int(i) => PyInt::new(py, *i).into_any(),
+        Value::Text(s) => PyString::new(py, s).into_any(),
+    })
+}
+
+fn value_from_py(name: &str, v: &Bound<'_, PyAny>) -> R<Value> {
+    if v.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(invalid(name, "a bool", "choices must be int, float or str"));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return Ok(Value::Int(v.extract()?));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Ok(Value::Float(v.extract()?));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(Value::Text(v.extract()?));
+    }
+    if let Ok(x) = v.extract::<i64>() {
+        return Ok(Value::Int(x));
+    }
+    if let Ok(x) = v.extract::<f64>() {
+        return Ok(Value::Float(x));
+    }
+    Err(invalid(
+        name,
+        type_name(v),
+        "choices must be int, float or str",
+    ))
+}
+
+/// A search space from a dict: name → list of choices, or ("uniform"|"log-uniform", low, high),
+/// or ("int", low, high).
+fn space_from(obj: &Bound<'_, PyAny>) -> R<SearchSpace> {
+    let d = obj
+        .cast::<PyDict>()
+        .map_err(|_| invalid("space", type_name(obj), "must be a dict name -> domain"))?;
+    let mut params = Vec::new();
+    for (k, v) in d.iter() {
+        let name: String = k
+            .extract()
+            .map_err(|_| invalid("space", type_name(&k), "names must be strings"))?;
+        let dom = if let Ok(t) = v.cast::<PyTuple>() {
+            let kind: String = t
+                .get_item(0)
+                .and_then(|x| x.extract())
+                .map_err(|_| invalid("space", &name, "a range is (kind, low, high)"))?;
+            if t.len() != 3 {
+                return Err(invalid("space", &name, "a range is (kind, low, high)"));
+            }
+            match kind.as_str() {
+                "uniform" => Domain::Uniform {
+                    low: t.get_item(1)?.extract()?,
+                    high: t.get_item(2)?.extract()?,
+                },
+                "log-uniform" | "log_uniform" | "loguniform" => Domain::LogUniform {
+                    low: t.get_item(1)?.extract()?,
+                    high: t.get_item(2)?.extract()?,
+                },
+                "int" => Domain::Int {
+                    low: t.get_item(1)?.extract()?,
+                    high: t.get_item(2)?.extract()?,
+                },
+                _ => {
+                    return Err(invalid(
+                        "space",
+                        &name,
+                        "kind must be \"uniform\", \"log-uniform\" or \"int\"",
+                    ))
+                }
+            }
+        } else if let Ok(l) = v.cast::<PyList>() {
+            let values = l
+                .iter()
+                .map(|x| value_from_py("space", &x))
+                .collect::<R<Vec<_>>>()?;
+            Domain::Choice { values }
+        } else {
+            return Err(invalid(
+                "space",
+                &name,
+                "a domain is a list of choices or a (kind, low, high) tuple",
+            ));
+        };
+        params.push((name, dom));
+    }
+    SearchSpace::new(params).py()
+}
+
+fn config_to_py<'py>(py: Python<'py>, c: &Config) -> R<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in c {
+        d.set_item(k, value_to_py(py, v)?)?;
+    }
+    Ok(d)
+}
+
+/// The data-independent part of one tuning. Holds the number of runs privately: Python sees
+/// only the tasks to dispatch (their count equals K, or the cap T in capped mode).
+#[pyclass(module = "dptune._core", name = "_TuningPlan")]
+struct TuningPlan {
+    tasks: Vec<(Config, u64)>,
+    kept: u64,
+    threshold: Option<f64>,
+    cost: Guarantee,
+    per_run: Guarantee,
+}
+
+/// Draws a tuning plan exactly as `dptune::tune::Tuner::run` does: the tuner's generator yields
+/// the streams and then K; run i samples its configuration from stream i and then its seed (the
+/// next 64-bit word of stream i).
+#[pyfunction]
+#[pyo3(signature = (space, per_run, *, method="repeat", repeats=None, gamma=None,
+    threshold=None, cap=None, cap_delta=0.0, seed=None))]
+#[allow(clippy::too_many_arguments)]
+fn _plan_tuning(
+    space: &Bound<'_, PyAny>,
+    per_run: &PyGuarantee,
+    method: &str,
+    repeats: Option<PyRef<'_, PyRepeats>>,
+    gamma: Option<f64>,
+    threshold: Option<f64>,
+    cap: Option<u64>,
+    cap_delta: f64,
+    seed: Option<u64>,
+) -> R<TuningPlan> {
+    let space = space_from(space)?;
+    let runs = if method == "exhaustive" {
+        Some(space.grid().py()?.len())
+    } else {
+        None
+    };
+    let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
+    if cap == Some(0) {
+        return Err(invalid("cap", 0, "must be at least 1"));
+    }
+    let tuner = Tuner::new(m, &space, per_run.inner.clone()).py()?;
+    let options = TuneOptions {
+        cap,
+        cap_delta,
+        ..Default::default()
+    };
+    let cost = tuner.cost(&options).py()?;
+    let mut rng = rng_from(seed)?;
+    let streams = rng.streams();
+    let (k, grid) = match m {
+        Method::RepeatAndSelect(r) => (tune::runs::draw_runs(&r, &mut rng).py()?, None),
+        Method::Threshold { gamma, .. } => (
+            tune::runs::draw_runs(&repeat::Repeats::geometric(gamma).py()?, &mut rng).py()?,
+            None,
+        ),
+        Method::Exhaustive { runs } => (runs as u64, Some(space.grid().py()?)),
+    };
+    let executed = cap.unwrap_or(k);
+    if executed > 10_000_000 {
+        return Err(NoRelease::new_err(
+            "no release: the drawn number of runs is beyond what can be dispatched; use cap",
+        ));
+    }
+    let tasks = (0..executed)
+        .map(|i| {
+            let mut r = streams.get(i);
+            let config = match &grid {
+                Some(gr) => gr[i as usize].clone(),
+                None => space.sample(&mut r),
+            };
+            (config, r.next_u64())
+        })
+        .collect();
+    Ok(TuningPlan {
+        tasks,
+        kept: k.min(executed),
+        threshold: match m {
+            Method::Threshold { threshold, .. } => Some(threshold),
+            _ => None,
+        },
+        cost,
+        per_run: per_run.inner.clone(),
+    })
+}
+
+#[pymethods]
+impl TuningPlan {
+    /// The whole tuning's guarantee (public).
+    #[getter]
+    fn cost(&self) -> PyGuarantee {
+        g(self.cost.clone())
+    }
+    /// The per-run allowance.
+    #[getter]
+    fn per_run(&self) -> PyGuarantee {
+        g(self.per_run.clone())
+    }
+    /// The tasks to dispatch: a list of (index, config dict, seed).
+    fn tasks<'py>(&self, py: Python<'py>) -> R<Vec<(u64, Bound<'py, PyDict>, u64)>> {
+        self.tasks
+            .iter()
+            .enumerate()
+            .map(|(i, (c, s))| Ok((i as u64, config_to_py(py, c)?, *s)))
+            .collect()
+    }
+    /// Given the scores by task index (NaN for an unusable configuration), the index of the
+    /// released candidate or None (⊥): among the first min(K, T) runs, the best score (ties to
+    /// the lower index), or with a threshold the lowest index whose score reaches it.
+    fn best(&self, scores: &Bound<'_, PyAny>) -> R<Option<u64>> {
+        let s = vec_f64("scores", scores)?;
+        if s.len() != self.tasks.len() {
+            return Err(invalid("scores", s.len(), "need one score per task"));
+        }
+        let mut best: Option<(u64, f64)> = None;
+        for (i, &x) in s.iter().enumerate().take(self.kept as usize) {
+            if x.is_nan() {
+                continue;
+            }
+            if let Some(t) = self.threshold {
+                if x >= t {
+                    return Ok(Some(i as u64));
+                }
+                continue;
+            }
+            if best.is_none_or(|(_, b)| x > b) {
+                best = Some((i as u64, x));
+            }
+        }
+        Ok(best.map(|(i, _)| i))
+    }
+}
+
+/// A record set with no content (the reference learner ignores data).
+struct Nothing(usize);
+impl Records for Nothing {
+    fn len(&self) -> usize {
+        self.0
+    }
+    fn select(&self, indices: &[usize]) -> Self {
+        Nothing(indices.len())
+    }
+}
+
+/// The reference learner of the equality tests: its score is a public function of the
+/// configuration and of the run's seed, spent under the allowance.
+struct ReferenceLearner;
+impl tune::Learner for ReferenceLearner {
+    type Data = Nothing;
+    type Model = (Config, u64);
+    fn fit(
+        &self,
+        config: &Config,
+        _data: &Nothing,
+        allowance: &Guarantee,
+        rng: &mut SecureRng,
+    ) -> dptune::Result<dptune::privacy::Release<(Config, u64)>> {
+        Ok(dptune::privacy::Release {
+            value: (config.clone(), rng.next_u64()),
+            spent: allowance.clone(),
+        })
+    }
+}
+impl tune::Scorer<ReferenceLearner> for ReferenceLearner {
+    fn score(
+        &self,
+        model: &(Config, u64),
+        _data: &Nothing,
+        allowance: &Guarantee,
+        _rng: &mut SecureRng,
+    ) -> dptune::Result<dptune::privacy::Release<f64>> {
+        Ok(dptune::privacy::Release {
+            value: reference_score(&model.0, model.1),
+            spent: allowance.clone(),
+        })
+    }
+}
+
+/// −Σ over numeric hyperparameters of (x − 0.3)² plus (seed mod 1000)·1e-6.
+fn reference_score(c: &Config, seed: u64) -> f64 {
+    let mut s = 0.0;
+    for v in c.values() {
+        let x = match v {
+            Value::Float(x) => *x,
+            Value::Int(i) => *i as f64,
+            Value::Text(t) => t.len() as f64,
+        };
+        s -= (x - 0.3) * (x - 0.3);
+    }
+    s + (seed % 1000) as f64 * 1e-6
+}
+
+/// The Rust core's own tuner on the reference learner: (config or None, score or None, cost).
+#[pyfunction]
+#[pyo3(signature = (space, per_run, *, method="repeat", repeats=None, gamma=None,
+    threshold=None, cap=None, cap_delta=0.0, seed=0))]
+#[allow(clippy::too_many_arguments)]
+fn _reference_tune<'py>(
+    py: Python<'py>,
+    space: &Bound<'py, PyAny>,
+    per_run: &PyGuarantee,
+    method: &str,
+    repeats: Option<PyRef<'py, PyRepeats>>,
+    gamma: Option<f64>,
+    threshold: Option<f64>,
+    cap: Option<u64>,
+    cap_delta: f64,
+    seed: u64,
+) -> R<(Option<Bound<'py, PyDict>>, Option<f64>, PyGuarantee)> {
+    let space = space_from(space)?;
+    let runs = if method == "exhaustive" {
+        Some(space.grid().py()?.len())
+    } else {
+        None
+    };
+    let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
+    let tuner = Tuner::new(m, &space, per_run.inner.clone()).py()?;
+    let options = TuneOptions {
+        cap,
+        cap_delta,
+        ..Default::default()
+    };
+    let split = tune::Split {
+        first: vec![],
+        second: vec![],
+    };
+    let mut rng = SecureRng::seeded(seed);
+    let r = tuner
+        .run(
+            &ReferenceLearner,
+            &ReferenceLearner,
+            &Nothing(0),
+            &split,
+            &options,
+            &mut rng,
+        )
+        .py()?;
+    let (c, s) = match r.value {
+        Some(c) => (Some(config_to_py(py, &c.config)?), Some(c.score)),
+        None => (None, None),
+    };
+    Ok((c, s, g(r.spent)))
+}
+
+/// The reference score (for the equality tests).
+#[pyfunction]
+fn _reference_score(config: &Bound<'_, PyAny>, seed: u64) -> R<f64> {
+    let d = config
+        .cast::<PyDict>()
+        .map_err(|_| invalid("config", type_name(config), "must be a dict"))?;
+    let mut c = Config::new();
+    for (k, v) in d.iter() {
+        c.insert(k.extract()?, value_from_py("config", &v)?);
+    }
+    Ok(reference_score(&c, seed))
+}
+
+// ------------------------------------------------------------------------------------------------
+// Federated (DP-HYPE)
+
+/// The distributed Skellam noise of one DP-HYPE round and its client-level accounting.
+#[pyclass(module = "dptune._core", name = "NoisePlan", frozen)]
+#[derive(Clone)]
+struct PyNoisePlan {
+    inner: RsNoisePlan,
+    k: usize,
+}
+
+#[pymethods]
+impl PyNoisePlan {
+    /// Smallest total variance whose guarantee is at most (ε, δ) with `min_survivors` clients.
+    #[staticmethod]
+    #[pyo3(signature = (k, epsilon, delta, min_survivors, neighbours="replace"))]
+    fn calibrate(
+        k: usize,
+        epsilon: f64,
+        delta: f64,
+        min_survivors: usize,
+        neighbours: &str,
+    ) -> R<Self> {
+        let nb = self::neighbours(neighbours)?;
+        Ok(Self {
+            inner: RsNoisePlan::calibrate(k, nb, min_survivors, epsilon, delta).py()?,
+            k,
+        })
+    }
+    /// A plan with total variance `variance` reached by any `min_survivors` clients.
+    #[staticmethod]
+    #[pyo3(signature = (k, variance, min_survivors, neighbours="replace"))]
+    fn with_variance(k: usize, variance: f64, min_survivors: usize, neighbours: &str) -> R<Self> {
+        let nb = self::neighbours(neighbours)?;
+        Ok(Self {
+            inner: RsNoisePlan::with_variance(k, nb, min_survivors, variance).py()?,
+            k,
+        })
+    }
+    /// Votes per client.
+    #[getter]
+    fn k(&self) -> usize {
+        self.k
+    }
+    /// Total variance μ for exactly t survivors.
+    #[getter]
+    fn total_variance(&self) -> f64 {
+        self.inner.total_variance()
+    }
+    /// t.
+    #[getter]
+    fn min_survivors(&self) -> usize {
+        self.inner.min_survivors()
+    }
+    /// (guarantee, ε at δ) of a release with `survivors` contributions; NoRelease below t.
+    fn guarantee(&self, survivors: usize, delta: f64) -> R<(PyGuarantee, f64)> {
+        let (gu, e) = self.inner.guarantee(survivors, delta).py()?;
+        Ok((g(gu), e))
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "NoisePlan(k={}, total_variance={}, min_survivors={}, neighbours={})",
+            self.k,
+            self.inner.total_variance(),
+            self.inner.min_survivors(),
+            self.inner.neighbours()
+        )
+    }
+}
+
+/// Ones at the k best scores (ties to the lower index), as uint8.
+#[pyfunction]
+fn top_k_vote<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    k: usize,
+) -> R<Bound<'py, PyArray1<u8>>> {
+    let s = vec_f64("scores", scores)?;
+    Ok(PyArray1::from_vec(py, vote::top_k_vote(&s, k).py()?))
+}
+
+fn client_rng(seed: Option<u64>, stream: u64) -> R<SecureRng> {
+    match seed {
+        Some(s) => Ok(SecureRng::seeded(s).streams().get(stream)),
+        None => SecureRng::from_os().py(),
+    }
+}
+
+/// A client's noisy submission: its top-k vote of `scores` plus its Skellam share, int64.
+/// With `seed` (research runs only), the noise comes from stream `stream` of that seed.
+#[pyfunction]
+#[pyo3(signature = (scores, plan, *, seed=None, stream=0))]
+fn noisy_vote<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    plan: &PyNoisePlan,
+    seed: Option<u64>,
+    stream: u64,
+) -> R<Bound<'py, PyArray1<i64>>> {
+    let s = vec_f64("scores", scores)?;
+    let v = vote::top_k_vote(&s, plan.k).py()?;
+    let share = plan.inner.share().py()?;
+    let mut rng = client_rng(seed, stream)?;
+    let out = vote::noisy_vote(&v, s.len(), plan.k, &share, &mut rng).py()?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// The index of the largest count, ties broken uniformly at random.
+#[pyfunction]
+#[pyo3(signature = (counts, *, seed=None))]
+fn select_argmax(counts: &Bound<'_, PyAny>, seed: Option<u64>) -> R<usize> {
+    let c = vec_i64("counts", counts)?;
+    let mut rng = rng_from(seed)?;
+    vote::select_argmax(&c, &mut rng).py()
+}
+
+/// int64 values → uint32 in ℤ_{2^32} (two's complement).
+#[pyfunction]
+fn encode_signed_u32<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyAny>,
+) -> R<Bound<'py, PyArray1<u32>>> {
+    let v = vec_i64("values", values)?;
+    Ok(PyArray1::from_vec(py, encode_signed("values", &v).py()?))
+}
+
+/// uint32 in ℤ_{2^32} → centred int64.
+#[pyfunction]
+fn decode_signed_u32<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyAny>,
+) -> R<Bound<'py, PyArray1<i64>>> {
+    let v = vec_i64("values", values)?;
+    let u: Vec<u32> = v
+        .iter()
+        .map(|&x| u32::try_from(x).map_err(|_| invalid("values", x, "must lie in [0, 2^32)")))
+        .collect::<R<_>>()?;
+    Ok(PyArray1::from_vec(py, decode_signed(&u)))
+}
+
+fn params(round: u64, clients: usize, dim: usize, min_survivors: usize) -> R<SecAggParams> {
+    SecAggParams::complete(round, clients, dim, min_survivors).py()
+}
+
+/// A secure-aggregation client (complete graph). Its keys come from `key` (32 secret bytes);
+/// the same key and the same messages rebuild the same state in a later process.
+#[pyclass(module = "dptune._core", name = "SecAggClient")]
+struct PySecAggClient {
+    inner: RsClient,
+}
+
+#[pymethods]
+impl PySecAggClient {
+    #[new]
+    #[pyo3(signature = (id, clients, min_survivors, input, key, round=0))]
+    fn new(
+        id: usize,
+        clients: usize,
+        min_survivors: usize,
+        input: &Bound<'_, PyAny>,
+        key: &[u8],
+        round: u64,
+    ) -> R<Self> {
+        let v = vec_i64("input", input)?;
+        let enc = encode_signed("input", &v).py()?;
+        let key: [u8; 32] = key
+            .try_into()
+            .map_err(|_| invalid("key", key.len(), "must be 32 bytes"))?;
+        let p = params(round, clients, enc.len(), min_survivors)?;
+        Ok(Self {
+            inner: RsClient::new(id, p, enc, SecureRng::from_key(key)).py()?,
+        })
+    }
+    /// Stage 0: this client's public keys.
+    fn advertise_keys<'py>(&mut self, py: Python<'py>) -> R<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.advertise_keys().py()?))
+    }
+    /// Stage 1: given the server's key message, the encrypted shares.
+    fn share_keys<'py>(&mut self, py: Python<'py>, msg: &[u8]) -> R<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.share_keys(msg).py()?))
+    }
+    /// Stage 2: given the forwarded shares, the masked input.
+    fn masked_input<'py>(&mut self, py: Python<'py>, msg: &[u8]) -> R<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.masked_input(msg).py()?))
+    }
+    /// Stage 3: given the unmask request, the shares the server may see.
+    fn unmask<'py>(&mut self, py: Python<'py>, msg: &[u8]) -> R<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.unmask(msg).py()?))
+    }
+}
+
+/// A secure-aggregation server (complete graph, Shamir threshold = min_survivors).
+#[pyclass(module = "dptune._core", name = "SecAggServer")]
+struct PySecAggServer {
+    inner: RsServer,
+}
+
+#[pymethods]
+impl PySecAggServer {
+    #[new]
+    #[pyo3(signature = (clients, dim, min_survivors, round=0))]
+    fn new(clients: usize, dim: usize, min_survivors: usize, round: u64) -> R<Self> {
+        Ok(Self {
+            inner: RsServer::new(params(round, clients, dim, min_survivors)?),
+        })
+    }
+    /// Accepts one client message (refused messages raise; the sender counts as dropped).
+    fn receive(&mut self, msg: &[u8]) -> R<()> {
+        self.inner.receive(msg).py()
+    }
+    /// Closes the stage: a dict recipient id → bytes to deliver.
+    fn advance<'py>(&mut self, py: Python<'py>) -> R<Bound<'py, PyDict>> {
+        let out = self.inner.advance().py()?;
+        let d = PyDict::new(py);
+        for (id, b) in out {
+            d.set_item(id, PyBytes::new(py, &b))?;
+        }
+        Ok(d)
+    }
+    /// After the unmask stage: (sum as centred int64, survivor ids as int64).
+    fn finish<'py>(&mut self, py: Python<'py>) -> R<(I64Array<'py>, I64Array<'py>)> {
+        let a = self.inner.finish().py()?;
+        let surv: Vec<i64> = a.survivors.iter().map(|&x| x as i64).collect();
+        Ok((
+            PyArray1::from_vec(py, decode_signed(&a.sum)),
+            PyArray1::from_vec(py, surv),
+        ))
+    }
+}
+
+/// Refuses a Python value that is not a callable (used by the tuner's argument checks).
+#[pyfunction]
+fn _check_callable(obj: &Bound<'_, PyAny>) -> R<()> {
+    if obj.is_callable() {
+        Ok(())
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "{} is not callable",
+            type_name(obj)
+        )))
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("DptuneError", py.get_type::<DptuneError>())?;
+    m.add("InvalidParameter", py.get_type::<InvalidParameter>())?;
+    m.add("BudgetExceeded", py.get_type::<BudgetExceeded>())?;
+    m.add("NoRelease", py.get_type::<NoRelease>())?;
+    m.add_class::<PyGuarantee>()?;
+    m.add_class::<PyRepeats>()?;
+    m.add_class::<TuningPlan>()?;
+    m.add_class::<PyNoisePlan>()?;
+    m.add_class::<PySecAggClient>()?;
+    m.add_class::<PySecAggServer>()?;
+    for f in [
+        wrap_pyfunction!(select_index, m)?,
+        wrap_pyfunction!(selection_probabilities, m)?,
+        wrap_pyfunction!(selection_cost, m)?,
+        wrap_pyfunction!(top_k, m)?,
+        wrap_pyfunction!(_time_select_rust, m)?,
+        wrap_pyfunction!(gaussian_epsilon, m)?,
+        wrap_pyfunction!(gaussian_sigma, m)?,
+        wrap_pyfunction!(gaussian_rho, m)?,
+        wrap_pyfunction!(dpsgd_guarantee, m)?,
+        wrap_pyfunction!(dpsgd_epsilon, m)?,
+        wrap_pyfunction!(zcdp_epsilon, m)?,
+        wrap_pyfunction!(zcdp_delta, m)?,
+        wrap_pyfunction!(zcdp_rho_for, m)?,
+        wrap_pyfunction!(pure_to_zcdp, m)?,
+        wrap_pyfunction!(tuning_cost, m)?,
+        wrap_pyfunction!(calibrate, m)?,
+        wrap_pyfunction!(_plan_tuning, m)?,
+        wrap_pyfunction!(_reference_tune, m)?,
+        wrap_pyfunction!(_reference_score, m)?,
+        wrap_pyfunction!(top_k_vote, m)?,
+        wrap_pyfunction!(noisy_vote, m)?,
+        wrap_pyfunction!(select_argmax, m)?,
+        wrap_pyfunction!(encode_signed_u32, m)?,
+        wrap_pyfunction!(decode_signed_u32, m)?,
+        wrap_pyfunction!(_check_callable, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,210 @@
+"""The Python API on small inputs: equality with the Rust core, errors, bad input."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import dptune
+
+SCORES = np.array([0.1, 0.5, 0.4, 0.9, 0.2, 0.85, 0.3, 0.7])
+
+# Recorded with the Rust core's CLI (same seeds, same scores):
+#   dptune select --json --mechanism M --epsilon 2 --sensitivity 0.1 [--delta 1e-6] --seed S
+CLI_GOLDEN = {
+    "exponential": [5, 3, 3, 3, 3, 3, 3, 3, 5, 5, 3, 5],
+    "gumbel": [5, 3, 3, 3, 3, 3, 3, 3, 5, 5, 3, 5],
+    "laplace": [3, 5, 5, 3, 5, 3, 7, 5, 5, 3, 3, 3],
+    "permute-and-flip": [5, 3, 3, 3, 3, 3, 2, 3, 3, 3, 3, 7],
+    "gaussian": [5, 1, 6, 3, 1, 5, 6, 5, 5, 0, 7, 3],
+}
+
+
+@pytest.mark.parametrize("mechanism", sorted(CLI_GOLDEN))
+def test_selection_equals_the_rust_cli_for_the_same_seed(mechanism):
+    delta = 1e-6 if mechanism == "gaussian" else None
+    got = [
+        dptune.select(SCORES, 2.0, mechanism=mechanism, sensitivity=0.1, delta=delta, seed=s)[0]
+        for s in range(1, 13)
+    ]
+    assert got == CLI_GOLDEN[mechanism]
+
+
+def test_selection_guarantee_and_probabilities():
+    i, g = dptune.select(SCORES, 1.0, seed=3)
+    assert 0 <= i < len(SCORES)
+    assert g.pure_epsilon == 1.0 and g.rho == 0.125 and "add/remove" in g.neighbours
+    p = dptune.selection_probabilities(SCORES, 1.0, sensitivity=0.1)
+    assert isinstance(p, np.ndarray) and p.dtype == np.float64
+    assert abs(p.sum() - 1.0) < 1e-12 and p.argmax() == 3
+    # R = 2Δ = 0.2, ε = 1: p ∝ exp(5·u)
+    w = np.exp(5 * SCORES)
+    assert np.allclose(p, w / w.sum(), rtol=1e-9)
+    assert dptune.selection_cost(1.0) == g
+    assert dptune.selection_cost(0.5, mechanism="top-k", k=3).pure_epsilon == 1.5
+
+
+def test_top_k_and_minimize():
+    idx, g = dptune.top_k(SCORES, 50.0, 3, sensitivity=0.001, seed=1)
+    assert idx.dtype == np.int64 and list(idx) == [3, 5, 7]
+    assert g.pure_epsilon == 150.0
+    i, _ = dptune.select(SCORES, 50.0, sensitivity=0.001, goal="minimize", seed=1)
+    assert i == 0
+
+
+def test_accounting_functions():
+    assert abs(dptune.gaussian_epsilon(1.0, 1e-5) - 4.377178095681227) < 1e-9
+    s = dptune.gaussian_sigma(1.0, 1e-5)
+    assert dptune.gaussian_epsilon(s, 1e-5) <= 1.0 + 1e-9
+    assert dptune.gaussian_rho(2.0) == 0.125
+    e = dptune.dpsgd_epsilon(0.01, 1.1, 1000, 1e-5)
+    assert 0.5 < e < 2.0
+    assert dptune.dpsgd_guarantee(0.01, 1.1, 1000).epsilon(1e-5) <= e + 1e-9
+    assert dptune.zcdp_epsilon(0.5, 1e-6) > 0 and dptune.pure_to_zcdp(1.0) == 0.5
+    rho = dptune.zcdp_rho_for(1.0, 1e-6)
+    assert dptune.zcdp_epsilon(rho, 1e-6) <= 1.0 + 1e-12
+    g = dptune.Guarantee.zcdp(0.1).compose(dptune.Guarantee.zcdp(0.2))
+    assert abs(g.rho - 0.3) < 1e-12
+    assert dptune.Guarantee.pure(1.0).to_replace().neighbours.startswith("replace")
+
+
+def test_repeat_and_select_costs():
+    run = dptune.Guarantee.pure(0.5)
+    geo = dptune.Repeats.geometric(0.1)
+    assert abs(geo.mean - 10.0) < 1e-9
+    assert dptune.tuning_cost(run, repeats=geo).pure_epsilon == 1.5
+    assert dptune.tuning_cost(run, method="threshold", gamma=0.1, threshold=0.0).pure_epsilon == 1.0
+    assert dptune.tuning_cost(run, method="exhaustive", runs=10).pure_epsilon == 5.0
+    per = dptune.calibrate(dptune.Guarantee.pure(1.5), repeats=dptune.Repeats.geometric(0.05),
+                           per_run="pure")
+    assert abs(per.pure_epsilon - 0.5) < 1e-8
+    with pytest.raises(dptune.NoRelease, match="selection overhead"):
+        dptune.calibrate(dptune.Guarantee.approx(0.001, 1e-5),
+                         repeats=dptune.Repeats.tnb_with_mean(0.0, 10.0))
+
+
+def test_errors_carry_the_rust_message_and_a_specific_class():
+    assert issubclass(dptune.InvalidParameter, dptune.DptuneError)
+    assert issubclass(dptune.BudgetExceeded, dptune.DptuneError)
+    assert issubclass(dptune.NoRelease, dptune.DptuneError)
+    with pytest.raises(dptune.InvalidParameter, match=r"invalid parameter `epsilon` = -1: must be finite and > 0"):
+        dptune.select(SCORES, -1.0)
+    with pytest.raises(dptune.InvalidParameter, match="`scores`"):
+        dptune.select(np.array([1.0, np.nan]), 1.0)
+    with pytest.raises(dptune.InvalidParameter, match="`scores`"):
+        dptune.select(np.array([]), 1.0)
+    with pytest.raises(dptune.InvalidParameter, match="`delta`"):
+        dptune.select(SCORES, 1.0, mechanism="gaussian")
+    with pytest.raises(dptune.InvalidParameter, match="sparse"):
+        dptune.select(SCORES, 1.0, mechanism="sparse-vector")
+    with pytest.raises(dptune.NoRelease, match="survivors"):
+        dptune.NoisePlan.calibrate(5, 1.0, 1e-5, 3).guarantee(2, 1e-5)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.array([[1.0, 2.0], [3.0, 4.0]]),
+        np.array(["a", "b"]),
+        np.array([1 + 2j, 3j]),
+        "12",
+        object(),
+        [1.0, "x"],
+        np.array([np.inf, 1.0]),
+        np.full(3, np.nan),
+    ],
+)
+def test_bad_arrays_raise_and_do_not_crash(bad):
+    with pytest.raises((dptune.InvalidParameter, TypeError)):
+        dptune.select(bad, 1.0, seed=1)
+
+
+def test_dtypes_and_strides_are_accepted():
+    want = dptune.select(SCORES, 2.0, sensitivity=0.1, seed=4)[0]
+    assert dptune.select(SCORES.astype(np.float32), 2.0, sensitivity=0.1, seed=4)[0] == want
+    assert dptune.select(list(SCORES), 2.0, sensitivity=0.1, seed=4)[0] == want
+    strided = np.repeat(SCORES, 2)[::2]
+    assert not strided.flags["C_CONTIGUOUS"] or strided.strides[0] != 8
+    assert dptune.select(strided, 2.0, sensitivity=0.1, seed=4)[0] == want
+    assert dptune.select(SCORES[::-1].copy()[::-1], 2.0, sensitivity=0.1, seed=4)[0] == want
+    ints = np.array([1, 5, 4, 9], dtype=np.int32)
+    assert dptune.select(ints, 100.0, seed=1)[0] == 3
+
+
+def test_guarantee_pickles():
+    for g in [dptune.Guarantee.pure(1.0), dptune.Guarantee.zcdp(0.2, "replace"),
+              dptune.Guarantee.approx(1.0, 1e-6), dptune.selection_cost(1.0)]:
+        assert pickle.loads(pickle.dumps(g)) == g
+
+
+def test_votes_noise_and_secure_aggregation():
+    v = dptune.top_k_vote(np.array([0.1, 0.9, 0.5, 0.9]), 2)
+    assert v.dtype == np.uint8 and list(v) == [0, 1, 0, 1]
+    plan = dptune.NoisePlan.calibrate(2, 1.0, 1e-5, 3)
+    g, eps = plan.guarantee(3, 1e-5)
+    assert eps <= 1.0 and g.neighbours.startswith("replace")
+    scores = [np.random.default_rng(i).random(6) for i in range(4)]
+    noisy = [dptune.noisy_vote(s, plan, seed=7, stream=i) for i, s in enumerate(scores)]
+    assert all(n.dtype == np.int64 for n in noisy)
+    # Secure aggregation through serialised messages, client 3 drops after stage 0.
+    import os
+    keys = [os.urandom(32) for _ in range(4)]
+    clients = [dptune.SecAggClient(i, 4, 3, noisy[i], keys[i]) for i in range(4)]
+    server = dptune.SecAggServer(4, 6, 3)
+    for c in clients:
+        server.receive(c.advertise_keys())
+    out = server.advance()
+    for i in range(3):
+        server.receive(clients[i].share_keys(out[i]))
+    out = server.advance()
+    for i in range(3):
+        server.receive(clients[i].masked_input(out[i]))
+    out = server.advance()
+    for i in range(3):
+        server.receive(clients[i].unmask(out[i]))
+    total, survivors = server.finish()
+    assert list(survivors) == [0, 1, 2]
+    assert np.array_equal(total, noisy[0] + noisy[1] + noisy[2])
+    # A replayed client (same key, same messages) produces the same bytes.
+    c2 = dptune.SecAggClient(0, 4, 3, noisy[0], keys[0])
+    assert c2.advertise_keys() == dptune.SecAggClient(0, 4, 3, noisy[0], keys[0]).advertise_keys()
+    with pytest.raises(dptune.InvalidParameter, match="32 bytes"):
+        dptune.SecAggClient(0, 4, 3, noisy[0], b"short")
+    with pytest.raises(dptune.DptuneError):
+        server.receive(b"garbage")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: dptune.select(SCORES, float("nan")),
+        lambda: dptune.select(SCORES, 1.0, sensitivity=float("inf")),
+        lambda: dptune.select(SCORES, 1.0, goal="sideways"),
+        lambda: dptune.select(SCORES, 1.0, neighbours="everyone"),
+        lambda: dptune.select(SCORES, 1.0, mechanism="median"),
+        lambda: dptune.select(SCORES, 1.0, mechanism="gem", sensitivities=[1.0, 2.0]),
+        lambda: dptune.top_k(SCORES, 1.0, 0),
+        lambda: dptune.top_k(SCORES, 1.0, 100),
+        lambda: dptune.Guarantee.approx(1.0, 2.0),
+        lambda: dptune.Repeats.geometric(1.5),
+        lambda: dptune.gaussian_epsilon(-1.0, 1e-5),
+        lambda: dptune.dpsgd_epsilon(2.0, 1.0, 10, 1e-5),
+        lambda: dptune.SecAggServer(1, 4, 2),
+        lambda: dptune.NoisePlan.calibrate(0, 1.0, 1e-5, 3),
+        lambda: dptune.select_argmax([]),
+        lambda: dptune.select_argmax([1.5, 2.0]),
+        lambda: dptune.decode_signed_u32([-1]),
+        lambda: dptune.tuning_cost(dptune.Guarantee.pure(1.0), method="nope"),
+    ],
+)
+def test_bad_parameters_raise_invalid_parameter(call):
+    with pytest.raises(dptune.InvalidParameter):
+        call()
+
+
+def test_out_of_range_integers_raise_python_errors():
+    with pytest.raises(OverflowError):
+        dptune.select(SCORES, 1.0, seed=-1)
+    with pytest.raises(TypeError):
+        dptune.select(SCORES, "one")
