@@ -250,6 +250,26 @@ pub struct GridGaussian {
 }
 
 impl GridGaussian {
+    /// The grid Gaussian for a ρ-zCDP allowance: σ starts at Δ/√(2ρ) and is raised until
+    /// [`GridGaussian::rho`], which charges the grid rounding, is at most `rho`.
+    pub fn within_rho(sensitivity: f64, rho: f64, dim: usize) -> Result<Self> {
+        check_positive("rho", rho)?;
+        check_positive("sensitivity", sensitivity)?;
+        let mut sigma = sensitivity / (2.0 * rho).sqrt();
+        for _ in 0..8 {
+            let g = Self::new(sensitivity, sigma, dim)?;
+            if g.rho() <= rho {
+                return Ok(g);
+            }
+            // The excess is a factor (1 + O(2^-29·√dim)); scale σ by it, plus a margin.
+            sigma *= (g.rho() / rho).sqrt() * (1.0 + 1e-12);
+        }
+        Err(Error::Numerical {
+            what: "grid Gaussian calibration",
+            reason: format!("no sigma reached rho <= {rho}"),
+        })
+    }
+
     /// Gaussian noise of standard deviation (at least) `sigma` per coordinate for a
     /// `dim`-dimensional query of L2 sensitivity `sensitivity`.
     pub fn new(sensitivity: f64, sigma: f64, dim: usize) -> Result<Self> {
@@ -471,6 +491,17 @@ mod tests {
             (var - 9.0).abs() < 5.0 * 9.0 * 2f64.sqrt() / (n as f64).sqrt(),
             "{var}"
         );
+    }
+
+    #[test]
+    fn within_rho_never_exceeds_the_allowance() {
+        for (sens, rho, dim) in [(1.0, 0.5, 1usize), (3.0, 0.01, 30), (0.25, 2.0, 1000)] {
+            let g = GridGaussian::within_rho(sens, rho, dim).unwrap();
+            assert!(g.rho() <= rho, "{} > {rho}", g.rho());
+            // and not wastefully: within 1e-6 of the target
+            assert!(g.rho() > rho * (1.0 - 1e-6));
+        }
+        assert!(GridGaussian::within_rho(1.0, 0.0, 1).is_err());
     }
 
     #[test]
