@@ -11,7 +11,7 @@ use crate::privacy::repeat::Repeats;
 use crate::privacy::subsampled::dpsgd_guarantee;
 use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
 use crate::tune::baseline::{oracle_best, NonPrivate, Scored};
-use crate::tune::cost::{calibrate, exhaustive_share};
+use crate::tune::cost::calibrate;
 use crate::tune::{
     split_by_coin, Config, Domain, Fractions, Learner, Method, Progress, Records, Scorer,
     SearchSpace, TuneOptions, Tuner, Value,
@@ -153,15 +153,13 @@ impl Plan {
     }
 
     /// The per-run allowance: calibrated so that the whole tuning fits the outer allowance
-    /// (or the exhaustive share). For DP-SGD the currency is the RDP curve of a reference
+    /// (for exhaustive search the runs compose in the learner's own currency, which is tighter
+    /// than splitting (ε, δ) evenly). For DP-SGD the currency is the RDP curve of a reference
     /// schedule (the search space's median batch size and epochs on `n_train` records) at the
     /// largest multiplier 1/z that fits; each configuration then calibrates its own z to fit
     /// under that curve at every default order.
     pub fn per_run(&self, n_train: usize) -> Result<Guarantee> {
         let outer = self.outer()?;
-        if let Method::Exhaustive { runs } = self.method {
-            return exhaustive_share(&outer, runs);
-        }
         let (_, g) = match self.learner {
             LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. } => {
                 let batch = middle(&self.space, "batch_size", 256.0);
