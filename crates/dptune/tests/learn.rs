@@ -251,3 +251,46 @@ fn probe_dpsgd_on_adult() {
         }
     }
 }
+
+#[test]
+fn tpe_baseline_tunes_dpsgd_over_instances_and_is_labelled_not_private() {
+    use dptune::learn::pipeline::tpe_baseline;
+    use dptune::tune::split_by_coin;
+    use dptune::tune::tpe::{Aggregate, TpeOptions};
+    let b = bundled("adult").unwrap();
+    let train = b.train();
+    let mut rng = SecureRng::seeded(11);
+    // Two instances: disjoint coin halves of Adult's training part, each split 80/20.
+    let halves = split_by_coin(train.len(), 0.5, &mut rng).unwrap();
+    let instances: Vec<(Dataset, Dataset)> = [halves.first, halves.second]
+        .iter()
+        .map(|idx| {
+            let d = train.select(idx);
+            let s = split_by_coin(d.len(), 0.8, &mut rng).unwrap();
+            (d.select(&s.first), d.select(&s.second))
+        })
+        .collect();
+    let per_run = Guarantee::approx(1.0, 1e-5, Neighbours::AddRemove).unwrap();
+    let opts = TpeOptions {
+        trials: 12,
+        startup: 5,
+        repeats: 2,
+        per_instance: Aggregate::Mean,
+        across_instances: Aggregate::Min,
+        ..Default::default()
+    };
+    let space = LearnerKind::DpSgdLogistic.default_space();
+    let r = tpe_baseline(
+        LearnerKind::DpSgdLogistic,
+        &space,
+        &instances,
+        &per_run,
+        &opts,
+        None,
+        &mut rng,
+    )
+    .unwrap();
+    assert!(r.to_string().contains("NOT PRIVATE"));
+    assert_eq!(r.value.trials.len(), 12);
+    assert!(r.value.best_value > 0.8, "{}", r.value.best_value);
+}

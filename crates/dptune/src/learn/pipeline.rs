@@ -408,3 +408,40 @@ pub fn oracle_on_test(
         LearnerKind::Ridge => oracle!(RidgeSsp),
     }
 }
+
+/// **Not private.** The Optuna-style TPE baseline ([`crate::tune::tpe::tpe_search`]) for a DP
+/// learner: each instance is a (train, eval) pair; a trial trains the configuration with
+/// `per_run` on each instance's train part (`options.repeats` times, with independent noise) and
+/// scores it exactly on the eval part (accuracy, or RMSE for regression: set
+/// `options.direction` accordingly). Labelled [`NonPrivate`].
+pub fn tpe_baseline(
+    learner: LearnerKind,
+    space: &SearchSpace,
+    instances: &[(Dataset, Dataset)],
+    per_run: &Guarantee,
+    options: &crate::tune::tpe::TpeOptions,
+    progress: Option<&dyn Fn(crate::tune::tpe::TpeProgress)>,
+    rng: &mut SecureRng,
+) -> Result<NonPrivate<crate::tune::tpe::TpeResult>> {
+    let (known, required) = learner.keys();
+    check_space(space, known, required)?;
+    let fit = |c: &Config, d: &Dataset, r: &mut SecureRng| -> Result<Model> {
+        Ok(match learner {
+            LearnerKind::DpSgdLogistic => DpSgd::linear().fit(c, d, per_run, r)?.value,
+            LearnerKind::DpSgdMlp { hidden } => DpSgd::mlp(hidden).fit(c, d, per_run, r)?.value,
+            LearnerKind::ObjectivePerturbation => {
+                ObjectivePerturbation.fit(c, d, per_run, r)?.value
+            }
+            LearnerKind::Ridge => RidgeSsp.fit(c, d, per_run, r)?.value,
+        })
+    };
+    let objective = |c: &Config, i: usize, _rep: usize, r: &mut SecureRng| -> Result<f64> {
+        let (train, eval) = &instances[i];
+        let m = fit(c, train, r)?;
+        Ok(match eval.task() {
+            Task::Regression { .. } => m.rmse(eval),
+            Task::Classification { .. } => m.accuracy(eval),
+        })
+    };
+    crate::tune::tpe::tpe_search(space, &objective, instances.len(), options, progress, rng)
+}
