@@ -7,7 +7,7 @@
 //! fit's epochs only).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -304,21 +304,32 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
         None => SecureRng::from_os()?,
     };
 
+    // Progress on stderr (hidden for --json and when stderr is not a terminal): the tuner's
+    // clock-driven callback shows elapsed time only; the final fit shows its epochs (a public
+    // hyperparameter). Nothing here depends on the number of candidate runs.
     let bar = if json_out {
         ProgressBar::hidden()
     } else {
         ProgressBar::new_spinner()
     };
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+        ProgressStyle::with_template("{spinner} {msg}")
             .map_err(|e| Failure::input(e.to_string()))?,
     );
     bar.set_message("tuning privately");
-    bar.enable_steady_tick(Duration::from_millis(120));
-    let tick = |_p: dptune::tune::Progress| {};
-    let on_epoch = |e: u64, total: u64| bar.set_message(format!("final fit: epoch {e}/{total}"));
+    let tick = |p: dptune::tune::Progress| {
+        bar.set_message(format!(
+            "tuning privately: {:.1} s",
+            p.elapsed.as_secs_f64()
+        ));
+        bar.tick();
+    };
+    let on_epoch = |e: u64, total: u64| {
+        bar.set_message(format!("final fit: epoch {e}/{total}"));
+        bar.tick();
+    };
     let events = Events {
-        tuning: Some(&tick),
+        tuning: (!json_out).then_some(&tick as &(dyn Fn(dptune::tune::Progress) + Sync)),
         final_epoch: Some(&on_epoch),
     };
     let outcome = tune(&plan, &data, &events, &mut rng);
