@@ -118,6 +118,28 @@ fn user_csv_with_schema_space_and_test_split() {
     ]);
     assert!(v["test_accuracy"].as_f64().unwrap() > 0.7, "{v}");
     assert_eq!(v["privacy"]["neighbours"], "replace-one");
+    assert!(v.get("compare").is_none());
+    let c = ok_json(&[
+        "--data",
+        &data,
+        "--schema",
+        &schema,
+        "--test",
+        &test,
+        "--learner",
+        "objpert",
+        "--space",
+        &space,
+        "--seed",
+        "1",
+        "--compare",
+    ]);
+    assert_eq!(c["compare"]["not_private"], true, "{c}");
+    assert!(c["compare"]["label"]
+        .as_str()
+        .unwrap()
+        .contains("NOT PRIVATE"));
+    assert!(c["compare"]["test_accuracy"].as_f64().unwrap() > 0.5);
     assert!(v["privacy"]["epsilon"].as_f64().unwrap() <= 2.0);
     let v = ok_json(&[
         "--data",
