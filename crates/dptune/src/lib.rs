@@ -6,16 +6,22 @@
 //! * [`privacy`]: what a guarantee is and what it costs ([`privacy::Guarantee`], conversions,
 //!   Gaussian and subsampled-Gaussian accounting, composition, [`privacy::Ledger`]).
 //! * [`select`]: choosing among scored candidates privately.
+//! * [`tune`]: private selection from private candidates, split–tune–final, baselines.
+//! * [`learn`]: DP learners worth tuning (objective perturbation, DP-SGD, ridge) and DP metrics.
 //! * [`gp`]: DP Gaussian-process regression by cloaking and private lengthscale selection.
+//! * [`data`]: CSV loading with a declared schema, bundled datasets with public test splits.
 //!
 //! The library prints nothing; long-running work reports progress through callbacks.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod data;
 pub mod error;
 pub mod federated;
 pub mod gp;
+pub mod learn;
+
 pub mod noise;
 pub mod privacy;
 pub mod select;

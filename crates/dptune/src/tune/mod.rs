@@ -9,6 +9,7 @@ pub mod flow;
 pub mod runs;
 pub mod space;
 pub mod split;
+pub mod tpe;
 pub mod tuner;
 
 pub use candidate::{Candidate, Learner, PrivateCandidate, Records, RunResult, Scorer};

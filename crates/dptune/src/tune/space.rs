@@ -191,6 +191,11 @@ impl SearchSpace {
         self.params.iter().map(|(n, _)| n.as_str())
     }
 
+    /// The hyperparameters and their domains, in order.
+    pub fn params(&self) -> impl Iterator<Item = (&str, &Domain)> {
+        self.params.iter().map(|(n, d)| (n.as_str(), d))
+    }
+
     /// One configuration drawn independently of any data.
     pub fn sample(&self, rng: &mut SecureRng) -> Config {
         self.params

@@ -1,0 +1,450 @@
+//! `dptune tune`: a privately tuned model from a dataset and a budget, in one command
+//! (library: `dptune::learn::pipeline`).
+//!
+//! Output: the chosen configuration, the final model's score on the public test split, the
+//! privacy spent (tuning, final fit, total) and the wall time. Never the number of candidate
+//! runs, in the output or in the progress display (which shows elapsed time and the final
+//! fit's epochs only).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value as Json};
+
+use dptune::data::{bundled, load_csv, Dataset, Schema, Task, BUNDLED_NAMES};
+use dptune::learn::pipeline::{oracle_on_test, tune, Events, LearnerKind, Outcome, Plan};
+use dptune::noise::SecureRng;
+use dptune::privacy::repeat::Repeats;
+use dptune::privacy::Guarantee;
+use dptune::tune::{Config, Domain, Fractions, Method, Records, SearchSpace, Value};
+
+use crate::report::{fmt_param, Failure, Report};
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LearnerArg {
+    /// DP-SGD logistic (softmax) regression.
+    DpsgdLogistic,
+    /// DP-SGD one-hidden-layer MLP (--hidden units).
+    DpsgdMlp,
+    /// Logistic regression by objective perturbation (binary labels; replace-one neighbours).
+    Objpert,
+    /// Ridge regression by sufficient-statistics perturbation (numeric labels).
+    Ridge,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TunerArg {
+    /// Papernot–Steinke: truncated negative binomial repeats (--eta; 0 = logarithmic).
+    PapernotSteinke,
+    /// Liu–Talwar Algorithm 2: geometric repeats (Papernot–Steinke with eta = 1).
+    LiuTalwar,
+    /// Papernot–Steinke Theorem 6: Poisson repeats.
+    Poisson,
+    /// Liu–Talwar Algorithm 1: first run whose private score reaches --threshold.
+    Threshold,
+    /// Every grid point of the search space, each under its share of the budget.
+    Exhaustive,
+}
+
+/// Privately tune a DP learner and fit the chosen configuration (split–tune–final).
+#[derive(Args)]
+pub struct TuneArgs {
+    /// A bundled dataset (adult, mnist5k); the default when no --data is given.
+    #[arg(long, conflicts_with = "data")]
+    dataset: Option<String>,
+    /// A CSV file of private records (plain or .gz); needs --schema.
+    #[arg(long, requires = "schema")]
+    data: Option<PathBuf>,
+    /// The TOML schema of --data (label, features, declared bounds and values).
+    #[arg(long, requires = "data")]
+    schema: Option<PathBuf>,
+    /// A public test CSV with the same schema, to score the final model (with --data).
+    #[arg(long, requires = "data")]
+    test: Option<PathBuf>,
+    /// The learner.
+    #[arg(long, value_enum, default_value = "dpsgd-logistic")]
+    learner: LearnerArg,
+    /// Hidden units of the MLP.
+    #[arg(long, default_value_t = 32)]
+    hidden: usize,
+    /// The private tuner.
+    #[arg(long, value_enum, default_value = "papernot-steinke")]
+    tuner: TunerArg,
+    /// Expected number of runs (repeat tuners), 1/gamma for --tuner threshold.
+    #[arg(long, default_value_t = 10.0)]
+    mean_runs: f64,
+    /// The truncated negative binomial's eta (Papernot–Steinke): 0 logarithmic, 1 geometric.
+    #[arg(long, default_value_t = 0.0)]
+    eta: f64,
+    /// The public score threshold of --tuner threshold (in the scorer's units: noisy correct
+    /// count, or minus the noisy clipped loss).
+    #[arg(long)]
+    threshold: Option<f64>,
+    /// Total epsilon (tuning and final fit together).
+    #[arg(long, default_value_t = 1.0)]
+    epsilon: f64,
+    /// Total delta.
+    #[arg(long, default_value_t = 1e-5)]
+    delta: f64,
+    /// A TOML search space (one table per hyperparameter: values = [...], uniform = [lo, hi],
+    /// log_uniform = [lo, hi] or int = [lo, hi]).
+    #[arg(long)]
+    space: Option<PathBuf>,
+    /// Fraction of the records used for tuning (the rest fits the final model).
+    #[arg(long, default_value_t = 0.5)]
+    tune_fraction: f64,
+    /// Fraction of the tuning records used to train candidates (the rest scores them).
+    #[arg(long, default_value_t = 0.8)]
+    train_fraction: f64,
+    /// Seed for a reproducible research run (default: the operating system's generator).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Also report the NOT PRIVATE exact-best configuration's test score (same per-run budget).
+    #[arg(long)]
+    compare: bool,
+}
+
+fn input(location: &Path, reason: impl std::fmt::Display) -> Failure {
+    Failure::input(format!("{}: {reason}", location.display()))
+}
+
+/// Parses a TOML search space.
+fn parse_space(path: &Path) -> Result<SearchSpace, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| input(path, e))?;
+    let table: toml::Table = text.parse().map_err(|e| input(path, e))?;
+    let mut params = Vec::new();
+    for (name, spec) in &table {
+        let field = |reason: &str| input(path, format!("hyperparameter `{name}`: {reason}"));
+        let t = spec
+            .as_table()
+            .ok_or_else(|| field("expected a table such as `values = [...]`"))?;
+        if t.len() != 1 {
+            return Err(field(
+                "give exactly one of values, uniform, log_uniform, int",
+            ));
+        }
+        let (kind, v) = t.iter().next().expect("one entry");
+        let arr = v
+            .as_array()
+            .ok_or_else(|| field(&format!("`{kind}` must be an array")))?;
+        let num = |x: &toml::Value| {
+            x.as_float()
+                .or_else(|| x.as_integer().map(|i| i as f64))
+                .ok_or_else(|| field(&format!("`{kind}` needs numbers")))
+        };
+        let pair = || -> Result<(f64, f64), Failure> {
+            if arr.len() != 2 {
+                return Err(field(&format!("`{kind}` needs [low, high]")));
+            }
+            Ok((num(&arr[0])?, num(&arr[1])?))
+        };
+        let domain = match kind.as_str() {
+            "values" => Domain::Choice {
+                values: arr
+                    .iter()
+                    .map(|x| match x {
+                        toml::Value::Integer(i) => Ok(Value::Int(*i)),
+                        toml::Value::Float(f) => Ok(Value::Float(*f)),
+                        toml::Value::String(s) => Ok(Value::Text(s.clone())),
+                        _ => Err(field("values must be numbers or strings")),
+                    })
+                    .collect::<Result<_, _>>()?,
+            },
+            "uniform" => {
+                let (low, high) = pair()?;
+                Domain::Uniform { low, high }
+            }
+            "log_uniform" => {
+                let (low, high) = pair()?;
+                Domain::LogUniform { low, high }
+            }
+            "int" => {
+                let (low, high) = pair()?;
+                if low.fract() != 0.0 || high.fract() != 0.0 {
+                    return Err(field("`int` bounds must be integers"));
+                }
+                Domain::Int {
+                    low: low as i64,
+                    high: high as i64,
+                }
+            }
+            other => {
+                return Err(field(&format!(
+                    "unknown kind `{other}` (values, uniform, log_uniform, int)"
+                )))
+            }
+        };
+        params.push((name.clone(), domain));
+    }
+    SearchSpace::new(params).map_err(|e| input(path, e))
+}
+
+/// The private data and the public test split (if any), and a name for them.
+fn load_data(a: &TuneArgs) -> Result<(String, Dataset, Option<Dataset>), Failure> {
+    if let (Some(data), Some(schema)) = (&a.data, &a.schema) {
+        let text = std::fs::read_to_string(schema).map_err(|e| input(schema, e))?;
+        let schema_v: Schema = toml::from_str(&text).map_err(|e| input(schema, e))?;
+        schema_v.validate().map_err(|e| input(schema, e))?;
+        let train = load_csv(data, &schema_v)?;
+        let test = match &a.test {
+            Some(t) => Some(load_csv(t, &schema_v)?),
+            None => None,
+        };
+        return Ok((data.display().to_string(), train, test));
+    }
+    let name = a.dataset.as_deref().unwrap_or("adult");
+    if !BUNDLED_NAMES.contains(&name) && name != "mnist" {
+        return Err(Failure::input(format!(
+            "unknown dataset `{name}` (bundled: {})",
+            BUNDLED_NAMES.join(", ")
+        )));
+    }
+    let b = bundled(name)?;
+    Ok((b.name.to_string(), b.train(), Some(b.test())))
+}
+
+fn method(a: &TuneArgs, space: &SearchSpace) -> Result<Method, Failure> {
+    Ok(match a.tuner {
+        TunerArg::PapernotSteinke => {
+            Method::RepeatAndSelect(Repeats::tnb_with_mean(a.eta, a.mean_runs)?)
+        }
+        TunerArg::LiuTalwar => Method::RepeatAndSelect(Repeats::geometric(1.0 / a.mean_runs)?),
+        TunerArg::Poisson => Method::RepeatAndSelect(Repeats::poisson(a.mean_runs)?),
+        TunerArg::Threshold => Method::Threshold {
+            threshold: a.threshold.ok_or_else(|| {
+                Failure::input("--tuner threshold needs --threshold (a public score threshold)")
+            })?,
+            gamma: 1.0 / a.mean_runs,
+        },
+        TunerArg::Exhaustive => Method::Exhaustive {
+            runs: space.grid()?.len(),
+        },
+    })
+}
+
+fn tuner_name(a: &TuneArgs) -> String {
+    match a.tuner {
+        TunerArg::PapernotSteinke if a.eta == 0.0 => {
+            format!(
+                "Papernot-Steinke (logarithmic repeats, mean {})",
+                a.mean_runs
+            )
+        }
+        TunerArg::PapernotSteinke => format!(
+            "Papernot-Steinke (truncated negative binomial, eta {}, mean {})",
+            a.eta, a.mean_runs
+        ),
+        TunerArg::LiuTalwar => format!("Liu-Talwar (geometric repeats, mean {})", a.mean_runs),
+        TunerArg::Poisson => format!("Papernot-Steinke (Poisson repeats, mean {})", a.mean_runs),
+        TunerArg::Threshold => format!("Liu-Talwar threshold (stop probability 1/{})", a.mean_runs),
+        TunerArg::Exhaustive => "exhaustive grid (composition)".into(),
+    }
+}
+
+fn config_json(c: &Config) -> Json {
+    serde_json::to_value(c).unwrap_or(Json::Null)
+}
+
+fn config_text(c: &Config) -> String {
+    c.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn eps_at(g: &Guarantee, delta: f64) -> Result<f64, Failure> {
+    Ok(g.epsilon(delta)?)
+}
+
+/// Test score of `model`: ("test_accuracy", acc) or ("test_rmse", rmse).
+fn test_score(o_model: &dptune::learn::Model, test: &Dataset) -> (&'static str, f64) {
+    match test.task() {
+        Task::Regression { .. } => ("test_rmse", o_model.rmse(test)),
+        Task::Classification { .. } => ("test_accuracy", o_model.accuracy(test)),
+    }
+}
+
+/// Runs `dptune tune`.
+pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
+    let start = Instant::now();
+    let learner = match a.learner {
+        LearnerArg::DpsgdLogistic => LearnerKind::DpSgdLogistic,
+        LearnerArg::DpsgdMlp => LearnerKind::DpSgdMlp { hidden: a.hidden },
+        LearnerArg::Objpert => LearnerKind::ObjectivePerturbation,
+        LearnerArg::Ridge => LearnerKind::Ridge,
+    };
+    if a.learner == LearnerArg::DpsgdMlp && a.hidden == 0 {
+        return Err(Failure::input("--hidden must be >= 1"));
+    }
+    // Everything that can be checked without data is checked first.
+    let space = match &a.space {
+        Some(p) => {
+            let s = parse_space(p)?;
+            let (known, required) = learner.keys();
+            dptune::learn::check_space(&s, known, required).map_err(|e| input(p, e))?;
+            s
+        }
+        None => learner.default_space(),
+    };
+    let mut plan = Plan::default_for(learner)?;
+    plan.method = method(&a, &space)?;
+    plan.space = space;
+    plan.epsilon = a.epsilon;
+    plan.delta = a.delta;
+    plan.fractions = Fractions {
+        tune: a.tune_fraction,
+        train: a.train_fraction,
+    };
+    plan.outer()?;
+    let (name, data, test) = load_data(&a)?;
+    let mut rng = match a.seed {
+        Some(s) => SecureRng::seeded(s),
+        None => SecureRng::from_os()?,
+    };
+
+    // Progress on stderr (hidden for --json and when stderr is not a terminal): the tuner's
+    // clock-driven callback shows elapsed time only; the final fit shows its epochs (a public
+    // hyperparameter). Nothing here depends on the number of candidate runs.
+    let bar = if json_out {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new_spinner()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg}")
+            .map_err(|e| Failure::input(e.to_string()))?,
+    );
+    bar.set_message("tuning privately");
+    let tick = |p: dptune::tune::Progress| {
+        bar.set_message(format!(
+            "tuning privately: {:.1} s",
+            p.elapsed.as_secs_f64()
+        ));
+        bar.tick();
+    };
+    let on_epoch = |e: u64, total: u64| {
+        bar.set_message(format!("final fit: epoch {e}/{total}"));
+        bar.tick();
+    };
+    let events = Events {
+        tuning: (!json_out).then_some(&tick as &(dyn Fn(dptune::tune::Progress) + Sync)),
+        final_epoch: Some(&on_epoch),
+    };
+    let outcome = tune(&plan, &data, &events, &mut rng);
+    bar.finish_and_clear();
+    let Some(o) = outcome? else {
+        return Err(Failure {
+            message: "no release: the private tuning released nothing (⊥); the budget was \
+                      spent, nothing else is released"
+                .into(),
+            code: 3,
+        });
+    };
+    let comparison = if a.compare {
+        let configs = match plan.space.grid() {
+            Ok(g) => g,
+            Err(_) => {
+                let n = (2.0 * a.mean_runs).ceil() as usize;
+                (0..n).map(|_| plan.space.sample(&mut rng)).collect()
+            }
+        };
+        match &test {
+            Some(t) => Some(oracle_on_test(&plan, &configs, &data, t, &mut rng)?.value),
+            None => {
+                return Err(Failure::input(
+                    "--compare needs a public test split (--test)",
+                ))
+            }
+        }
+    } else {
+        None
+    };
+    let wall = start.elapsed().as_secs_f64();
+    render(&a, &plan, &name, &data, test.as_ref(), &o, comparison, wall)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render(
+    a: &TuneArgs,
+    plan: &Plan,
+    name: &str,
+    data: &Dataset,
+    test: Option<&Dataset>,
+    o: &Outcome,
+    comparison: Option<dptune::tune::baseline::Scored>,
+    wall: f64,
+) -> Result<Report, Failure> {
+    let d = plan.delta;
+    let (e_tune, e_final, e_total) = (
+        eps_at(&o.tuning, d)?,
+        eps_at(&o.final_fit, d)?,
+        eps_at(&o.total, d)?,
+    );
+    let score = test.map(|t| test_score(&o.model, t));
+    let regression = matches!(data.task(), Task::Regression { .. });
+    let key = if regression {
+        "test_rmse"
+    } else {
+        "test_accuracy"
+    };
+    let mut value = json!({
+        "dataset": name,
+        "learner": plan.learner,
+        "tuner": tuner_name(a),
+        "best": config_json(&o.config),
+        "privacy": {
+            "epsilon": e_total,
+            "delta": d,
+            "neighbours": o.total.neighbours().to_string(),
+            "tuning": {"epsilon": e_tune, "delta": d},
+            "final_fit": {"epsilon": e_final, "delta": d},
+            "per_run": o.per_run.to_string(),
+        },
+        "wall_time_s": wall,
+        "records": {"private": data.len(), "public_test": test.map(Records::len)},
+    });
+    value[key] = score.map_or(Json::Null, |s| json!(s.1));
+    let mut human = format!(
+        "dptune tune: {name} ({} private records), {:?}, {}\n\
+         chosen configuration: {}\n",
+        data.len(),
+        plan.learner,
+        tuner_name(a),
+        config_text(&o.config),
+    );
+    match (score, test) {
+        (Some((_, s)), Some(t)) => human.push_str(&format!(
+            "{}: {s:.4} (final model on the public test split, {} records)\n",
+            key.replace('_', " "),
+            t.len()
+        )),
+        _ => human.push_str("test score: none (give --test FILE for a public test split)\n"),
+    }
+    human.push_str(&format!(
+        "privacy ({} neighbours, delta = {}): tuning eps = {}, final fit eps = {}, total eps = {} \
+         (disjoint parts: parallel composition)\n",
+        o.total.neighbours(),
+        fmt_param(d),
+        fmt_param(e_tune),
+        fmt_param(e_final),
+        fmt_param(e_total)
+    ));
+    human.push_str(&format!("wall time: {wall:.1} s"));
+    if let Some(c) = comparison {
+        let s = if regression { -c.score } else { c.score };
+        value["compare"] = json!({
+            "not_private": true,
+            "label": "NOT PRIVATE: exact-best configuration chosen on the test split",
+            "best": config_json(&c.config),
+            key: s,
+        });
+        human.push_str(&format!(
+            "\n[NOT PRIVATE] exact-best configuration at the same per-run budget: {} -> {} {s:.4}",
+            config_text(&c.config),
+            key.replace('_', " ")
+        ));
+    }
+    Ok(Report { json: value, human })
+}
