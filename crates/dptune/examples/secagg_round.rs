@@ -9,9 +9,10 @@
 //! grow with the load of a shared machine; `round_cpu_seconds` is the CPU time (user + system,
 //! all threads, from `/proc/self/stat`, 10 ms ticks; Linux only, `null` elsewhere) that the
 //! process spent in the whole round (clients, server and the in-process driver), which does not.
+//! Each configuration is run several times (`rounds`) and every number is the mean per round.
 //! Used by `bench/secagg/run.sh`.
 
-use dptune::federated::secagg::local::run_round;
+use dptune::federated::secagg::local::{run_round, Timing};
 use dptune::federated::secagg::SecAggParams;
 use dptune::noise::SecureRng;
 
@@ -31,31 +32,45 @@ fn process_cpu_seconds() -> Option<f64> {
 fn main() -> Result<(), dptune::Error> {
     let p = 100;
     let mut rng = SecureRng::seeded(7);
-    for (n, degree) in [(100usize, None), (100, Some(14usize)), (1000, Some(20))] {
+    // (n, degree, rounds): each configuration is repeated so that its CPU time spans many
+    // 10 ms ticks; every number printed is the mean over its rounds.
+    for (n, degree, reps) in [
+        (100usize, None, 3u32),
+        (100, Some(14usize), 20),
+        (1000, Some(20), 3),
+    ] {
         let t = n * 4 / 5;
         let params = match degree {
             None => SecAggParams::complete(1, n, p, t)?,
             Some(d) => SecAggParams::sparse(1, n, p, t, d, d / 2 + 1, 3)?,
         };
-        let inputs: Vec<Vec<u32>> = (0..n).map(|i| vec![i as u32; p]).collect();
+        let mut total = Timing::default();
         let cpu0 = process_cpu_seconds();
-        let (agg, timing) = run_round(&params, inputs, &[], &mut rng)?;
+        for _ in 0..reps {
+            let inputs: Vec<Vec<u32>> = (0..n).map(|i| vec![i as u32; p]).collect();
+            let (agg, timing) = run_round(&params, inputs, &[], &mut rng)?;
+            let expected = (0..n as u32).fold(0u32, |a, b| a.wrapping_add(b));
+            assert_eq!(agg.sum[0], expected);
+            total.clients += timing.clients;
+            total.server += timing.server;
+            total.client_bytes = timing.client_bytes;
+            total.server_bytes = timing.server_bytes;
+        }
         let round_cpu = match (cpu0, process_cpu_seconds()) {
-            (Some(a), Some(b)) => format!("{:.2}", b - a),
+            (Some(a), Some(b)) => format!("{:.4}", (b - a) / f64::from(reps)),
             _ => "null".to_string(),
         };
-        let expected = (0..n as u32).fold(0u32, |a, b| a.wrapping_add(b));
-        assert_eq!(agg.sum[0], expected);
+        let clients = total.clients.as_secs_f64() / f64::from(reps);
         println!(
-            "{{\"impl\": \"dptune\", \"n\": {n}, \"p\": {p}, \"num_shares\": {}, \"threshold\": {}, \"graph\": \"{}\", \"client_seconds_total\": {:.4}, \"client_seconds_mean\": {:.6}, \"server_seconds\": {:.4}, \"round_cpu_seconds\": {round_cpu}, \"client_bytes\": {}, \"server_bytes\": {}}}",
+            "{{\"impl\": \"dptune\", \"n\": {n}, \"p\": {p}, \"num_shares\": {}, \"threshold\": {}, \"graph\": \"{}\", \"rounds\": {reps}, \"client_seconds_total\": {:.4}, \"client_seconds_mean\": {:.6}, \"server_seconds\": {:.4}, \"round_cpu_seconds\": {round_cpu}, \"client_bytes\": {}, \"server_bytes\": {}}}",
             degree.map_or(n, |d| d + 1),
             degree.map_or(t, |d| d / 2 + 1),
             degree.map_or("complete".to_string(), |d| format!("secagg+ degree {d}")),
-            timing.clients.as_secs_f64(),
-            timing.clients.as_secs_f64() / n as f64,
-            timing.server.as_secs_f64(),
-            timing.client_bytes,
-            timing.server_bytes
+            clients,
+            clients / n as f64,
+            total.server.as_secs_f64() / f64::from(reps),
+            total.client_bytes,
+            total.server_bytes
         );
     }
     Ok(())
