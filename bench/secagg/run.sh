@@ -6,7 +6,10 @@
 #   n = 100, complete graph (num_shares = 100, threshold 80)
 #   n = 100, SecAgg+ (num_shares = 15, threshold 8)
 #   n = 1000, SecAgg+ (num_shares = 21, threshold 11)
-# Prints every JSON line and a table of client and server compute with ratios.
+# Prints every JSON line and two tables with Flower/dptune ratios: CPU time per round (dptune:
+# the process's CPU time over the round, mean of several rounds; Flower: time.process_time summed
+# over the timed calls), which does not grow with the load of a shared machine and is the
+# measure for the 50x goal; and the wall-clock sums per call, which do.
 # Flower is installed with pip into bench/.venv (created if missing). Set SKIP_FLOWER=1 to time
 # dptune only. Flower's complete-graph round (SecAggWorkflow, n = 100) runs only with
 # FLOWER_COMPLETE=1: its Shamir sharing in pure Python grows like n·num_shares·threshold and it

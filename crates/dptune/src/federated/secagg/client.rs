@@ -24,10 +24,14 @@ enum Stage {
     Done,
 }
 
-/// Neighbour keys as received in stage 1.
+/// Neighbour keys as received in stage 1, and the share-transport key derived from them.
 struct PeerKeys {
     mask_pk: PublicKey,
     enc_pk: PublicKey,
+    /// HKDF-SHA256(X25519(enc_sk, enc_pk)) for [`Purpose::Share`], computed once in stage 1 and
+    /// reused to open the neighbour's ciphertext in stage 2 (the key is the same in both
+    /// directions; the nonce and associated data tell the directions apart). Zeroised on drop.
+    share_key: Option<Zeroizing<[u8; 32]>>,
 }
 
 /// One client of one aggregation round.
@@ -176,6 +180,7 @@ impl Client {
                     PeerKeys {
                         mask_pk: PublicKey::from(k.mask_pk),
                         enc_pk: PublicKey::from(k.enc_pk),
+                        share_key: None,
                     },
                 )
                 .is_some()
@@ -208,7 +213,9 @@ impl Client {
                 self.held.insert(h, (s, k));
                 continue;
             }
-            let peer = &peers[&h];
+            let peer = peers
+                .get_mut(&h)
+                .expect("every holder but this client is a peer");
             let key = pairwise_key(
                 Purpose::Share,
                 &self.enc_sk,
@@ -219,6 +226,7 @@ impl Client {
             );
             let plain = Zeroizing::new(encode_share_pair(self.id, h, &s, &k));
             out.push((h, seal(&key, self.params.round(), self.id, h, &plain)));
+            peer.share_key = Some(key);
         }
         self.peers = peers;
         self.stage = Stage::SharesSent;
@@ -239,19 +247,18 @@ impl Client {
             if self.held.contains_key(&from) {
                 return Err(protocol(format!("two shares from {from}")));
             }
-            let key = pairwise_key(
-                Purpose::Share,
-                &self.enc_sk,
-                &peer.enc_pk,
-                self.params.round(),
-                self.id,
-                from,
-            );
-            let plain = open(&key, self.params.round(), from, self.id, &ct)
+            let Some(key) = peer.share_key.as_ref() else {
+                return Err(protocol(format!("no share key for neighbour {from}")));
+            };
+            let plain = open(key, self.params.round(), from, self.id, &ct)
                 .ok_or_else(|| protocol(format!("share from {from} fails authentication")))?;
             let pair = decode_share_pair(&plain, from, self.id)?;
             self.held.insert(from, pair);
             live.push(from);
+        }
+        // The share keys are not needed any more.
+        for peer in self.peers.values_mut() {
+            peer.share_key = None;
         }
         if live.len() + 1 < self.params.threshold() {
             return Err(Error::NoRelease {
