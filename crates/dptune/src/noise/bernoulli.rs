@@ -31,7 +31,7 @@ pub fn below_big(rng: &mut SecureRng, n: &BigUint) -> BigUint {
     }
     let bits = n.bits();
     let words = bits.div_ceil(64) as usize;
-    let top_mask = if bits % 64 == 0 {
+    let top_mask = if bits.is_multiple_of(64) {
         u64::MAX
     } else {
         (1u64 << (bits % 64)) - 1
