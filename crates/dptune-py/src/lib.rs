@@ -716,6 +716,39 @@ fn dpsgd_epsilon(sampling_rate: f64, noise_multiplier: f64, steps: u64, delta: f
     )
 }
 
+/// An exact noisy count: `count` + discrete Laplace noise of scale 1/ε rounded up (Canonne,
+/// Kamath & Steinke, arXiv 2004.00010, Alg. 2). A count has sensitivity 1 under add/remove-one,
+/// so this is ε-DP (Dwork–Roth Thm 3.6); returns (noisy count, guarantee).
+#[pyfunction]
+#[pyo3(signature = (count, epsilon, *, seed=None))]
+fn noisy_count(count: i64, epsilon: f64, seed: Option<u64>) -> R<(i64, PyGuarantee)> {
+    dptune::error::check_positive("epsilon", epsilon).py()?;
+    let noise = dptune::noise::DiscreteLaplace::from_scale_f64((1.0 / epsilon).next_up()).py()?;
+    let mut rng = rng_from(seed)?;
+    let spent = Guarantee::pure(epsilon, Neighbours::AddRemove).py()?;
+    Ok((count.saturating_add(noise.sample(&mut rng)), g(spent)))
+}
+
+/// Gaussian noise on a vector of L2 sensitivity `sensitivity`, calibrated to a ρ-zCDP allowance:
+/// exact discrete Gaussian noise on a power-of-two grid with the rounding charged
+/// (`noise::GridGaussian::within_rho`); returns (noisy values, guarantee with ρ' ≤ ρ).
+#[pyfunction]
+#[pyo3(signature = (values, sensitivity, rho, *, seed=None))]
+fn gaussian_release<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyAny>,
+    sensitivity: f64,
+    rho: f64,
+    seed: Option<u64>,
+) -> R<(Bound<'py, PyArray1<f64>>, PyGuarantee)> {
+    let v = vec_f64("values", values)?;
+    let mech = dptune::noise::GridGaussian::within_rho(sensitivity, rho, v.len().max(1)).py()?;
+    let mut rng = rng_from(seed)?;
+    let out = mech.release_vec(&mut rng, &v).py()?;
+    let spent = Guarantee::zcdp(mech.rho(), Neighbours::AddRemove).py()?;
+    Ok((PyArray1::from_vec(py, out), g(spent)))
+}
+
 /// ε of ρ-zCDP at δ.
 #[pyfunction]
 fn zcdp_epsilon(rho: f64, delta: f64) -> R<f64> {
@@ -1486,6 +1519,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(dpsgd_guarantee, m)?,
         wrap_pyfunction!(dpsgd_epsilon, m)?,
         wrap_pyfunction!(zcdp_epsilon, m)?,
+        wrap_pyfunction!(noisy_count, m)?,
+        wrap_pyfunction!(gaussian_release, m)?,
         wrap_pyfunction!(zcdp_delta, m)?,
         wrap_pyfunction!(zcdp_rho_for, m)?,
         wrap_pyfunction!(pure_to_zcdp, m)?,

@@ -146,6 +146,14 @@ def dpsgd_guarantee(sampling_rate: float, noise_multiplier: float, steps: int) -
 def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
     """DP-SGD ε at δ."""
 
+def noisy_count(count: int, epsilon: float, *, seed: Optional[int] = None) -> Tuple[int, Guarantee]:
+    """``count`` + exact discrete Laplace noise of scale 1/ε: ε-DP (add/remove-one)."""
+
+def gaussian_release(
+    values: ArrayLike, sensitivity: float, rho: float, *, seed: Optional[int] = None
+) -> Tuple[npt.NDArray[np.float64], Guarantee]:
+    """Exact grid-Gaussian noise calibrated so the release (rounding charged) is at most ρ-zCDP."""
+
 def zcdp_epsilon(rho: float, delta: float) -> float: ...
 def zcdp_delta(rho: float, epsilon: float) -> float: ...
 def zcdp_rho_for(epsilon: float, delta: float) -> float: ...
