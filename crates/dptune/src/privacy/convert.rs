@@ -256,8 +256,9 @@ fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(usize, f64, f64) -> f64
         return best;
     }
     let mut deferred = Vec::new();
-    for (i, &a) in orders.iter().enumerate() {
-        match curve.lower_bound_if_costly(a) {
+    let lower_bounds = curve.lower_bounds_if_costly(orders);
+    for ((i, &a), lower_bound) in orders.iter().enumerate().zip(lower_bounds) {
+        match lower_bound {
             Some(lb) => deferred.push((g(i, a, lb), i)),
             None => {
                 let v = g(i, a, curve.eval(a));
