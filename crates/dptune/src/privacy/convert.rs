@@ -3,7 +3,7 @@
 //!
 //! * RDP → (ε, δ): Canonne, Kamath & Steinke 2020 (arXiv 2004.00010) Prop. 12 as implemented by
 //!   dp_accounting's `compute_epsilon` / `compute_delta` (THEORY.md §12.3).
-//!   Closed-form curves are optimised over continuous orders (grid, then golden-section
+//!   Closed-form curves are optimised over continuous orders (grid, then Brent
 //!   refinement); tabulated curves stay on their orders. `*_on` variants use exactly the
 //!   orders given (to reproduce dp_accounting on its grid).
 //! * zCDP → (ε, δ): the same bound applied to the curve ρα, at the optimal continuous order from
@@ -256,8 +256,9 @@ fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(usize, f64, f64) -> f64
         return best;
     }
     let mut deferred = Vec::new();
-    for (i, &a) in orders.iter().enumerate() {
-        match curve.lower_bound_if_costly(a) {
+    let lower_bounds = curve.lower_bounds_if_costly(orders);
+    for ((i, &a), lower_bound) in orders.iter().enumerate().zip(lower_bounds) {
+        match lower_bound {
             Some(lb) => deferred.push((g(i, a, lb), i)),
             None => {
                 let v = g(i, a, curve.eval(a));
@@ -280,37 +281,87 @@ fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(usize, f64, f64) -> f64
     best
 }
 
-/// Golden-section search for a minimum of `f` on [lo, hi] (interior points only). Returns the
-/// best point evaluated and its value. Any point is a valid order, so the caller may take the
-/// minimum with the grid result whatever the shape of `f`.
-fn golden_section(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> (f64, f64) {
-    const INV_PHI: f64 = 0.618_033_988_749_894_8;
-    let mut x1 = hi - INV_PHI * (hi - lo);
-    let mut x2 = lo + INV_PHI * (hi - lo);
-    let (mut f1, mut f2) = (f(x1), f(x2));
-    for _ in 0..60 {
-        if hi - lo <= 1e-7 * hi {
+/// Brent's minimisation on [lo, hi] (interior points only): parabolic steps through the three
+/// best points so far, a golden-section step whenever the parabola's minimum is not trusted
+/// (outside the bracket, or the step not shrinking), until the bracket is within 1e-7 relative of
+/// the best point. Near a smooth minimum it converges superlinearly, so it needs far fewer
+/// evaluations than plain golden section (about 8–12 here instead of 25; each evaluation can be
+/// a quadrature). Returns the best point evaluated and its value. Any point is a valid order,
+/// so the caller may take the minimum with the grid result whatever the shape of `f`.
+fn brent_min(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> (f64, f64) {
+    const GOLD: f64 = 0.381_966_011_250_105_2; // 2 − φ
+    const REL_TOL: f64 = 1e-7;
+    // x: best point; w: second best; v: the previous w.
+    let mut x = lo + GOLD * (hi - lo);
+    let mut fx = f(x);
+    let (mut w, mut fw, mut v, mut fv) = (x, fx, x, fx);
+    // step: the last step taken; prev_step: the one before (a parabolic step must be shorter
+    // than half of it, else the search may stall).
+    let (mut step, mut prev_step) = (0.0f64, 0.0f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        let tol = REL_TOL * x.abs() / 2.0 + f64::MIN_POSITIVE;
+        if (x - mid).abs() <= 2.0 * tol - 0.5 * (hi - lo) {
             break;
         }
-        if f1 <= f2 {
-            hi = x2;
-            x2 = x1;
-            f2 = f1;
-            x1 = hi - INV_PHI * (hi - lo);
-            f1 = f(x1);
+        let golden = |x: f64| {
+            let span = if x >= mid { lo - x } else { hi - x };
+            (span, GOLD * span)
+        };
+        if prev_step.abs() > tol {
+            let r = (x - w) * (fx - fv);
+            let mut den = (x - v) * (fx - fw);
+            let mut num = (x - v) * den - (x - w) * r;
+            den = 2.0 * (den - r);
+            if den > 0.0 {
+                num = -num;
+            } else {
+                den = -den;
+            }
+            let limit = prev_step;
+            prev_step = step;
+            let trusted = num.abs() < (0.5 * den * limit).abs()
+                && num > den * (lo - x)
+                && num < den * (hi - x);
+            if trusted {
+                step = num / den;
+                let u = x + step;
+                if u - lo < 2.0 * tol || hi - u < 2.0 * tol {
+                    step = tol.copysign(mid - x);
+                }
+            } else {
+                (prev_step, step) = golden(x);
+            }
         } else {
-            lo = x1;
-            x1 = x2;
-            f1 = f2;
-            x2 = lo + INV_PHI * (hi - lo);
-            f2 = f(x2);
+            (prev_step, step) = golden(x);
+        }
+        let u = if step.abs() >= tol {
+            x + step
+        } else {
+            x + tol.copysign(step)
+        };
+        let fu = f(u);
+        if fu <= fx {
+            if u >= x {
+                lo = x;
+            } else {
+                hi = x;
+            }
+            (v, fv, w, fw, x, fx) = (w, fw, x, fx, u, fu);
+        } else {
+            if u < x {
+                lo = u;
+            } else {
+                hi = u;
+            }
+            if fu <= fw || w == x {
+                (v, fv, w, fw) = (w, fw, u, fu);
+            } else if fu <= fv || v == x || v == w {
+                (v, fv) = (u, fu);
+            }
         }
     }
-    if f1 <= f2 {
-        (x1, f1)
-    } else {
-        (x2, f2)
-    }
+    (x, fx)
 }
 
 /// The bracket around grid index `i` for continuous refinement: the neighbouring grid orders,
@@ -342,7 +393,7 @@ pub fn rdp_epsilon_on(curve: &RdpCurve, delta: f64, orders: &[f64]) -> Result<Ep
 /// The smallest ε such that the curve implies (ε, δ)-DP by CKS20 Prop. 12 (arXiv 2004.00010;
 /// THEORY.md §12.3). First minimised over dp_accounting's default grid and the curve's own
 /// tabulated orders; then, for closed-form curves ([`RdpCurve::is_closed_form`]), refined over
-/// continuous orders by golden-section search between the grid neighbours of the best grid
+/// continuous orders by Brent's method between the grid neighbours of the best grid
 /// order. Returns min(grid, refined), so it is never worse than dp_accounting's default-grid
 /// answer, and (every order giving a valid bound) never below the continuous optimum.
 /// Tabulated curves stay on their orders. Precondition: δ ∈ (0, 1). Rounded up.
@@ -355,7 +406,7 @@ pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
     let mut order = if eps.is_finite() { orders[i] } else { f64::NAN };
     if curve.is_closed_form() && eps.is_finite() && eps > 0.0 {
         let (lo, hi) = bracket(&orders, i);
-        let (a, e) = golden_section(f, lo, hi);
+        let (a, e) = brent_min(f, lo, hi);
         if e < eps {
             (eps, order) = (e, a);
         }
@@ -387,7 +438,7 @@ pub fn rdp_delta(curve: &RdpCurve, eps: f64) -> Result<f64> {
     let (i, mut log_delta) = grid_min(curve, &orders, |_, a, r| cks_log_delta_at(a, r, eps));
     if curve.is_closed_form() && log_delta.is_finite() && log_delta < 0.0 {
         let (lo, hi) = bracket(&orders, i);
-        log_delta = log_delta.min(golden_section(f, lo, hi).1);
+        log_delta = log_delta.min(brent_min(f, lo, hi).1);
     }
     Ok(round_up(log_delta.exp().min(1.0)))
 }

@@ -191,26 +191,43 @@ impl RdpCurve {
             .any(|(_, p)| matches!(p, RdpPart::SubsampledGaussian { q, .. } if *q < 1.0))
     }
 
-    /// `None` when [`RdpCurve::eval`] is cheap at `alpha`; otherwise a cheap lower bound on
-    /// ε(α), used by conversions to skip orders that cannot win. The only costly part is the
-    /// subsampled Gaussian at fractional orders (quadrature); Rényi divergence is
-    /// non-decreasing in the order, so its value at ⌊α⌋ (exact binomial sum) bounds it below.
-    pub(crate) fn lower_bound_if_costly(&self, alpha: f64) -> Option<f64> {
-        let costly = |p: &RdpPart| matches!(p, RdpPart::SubsampledGaussian { q, .. } if *q < 1.0 && alpha.fract() != 0.0);
-        if !self.terms.iter().any(|(_, p)| costly(p)) {
-            return None;
-        }
-        let floor = alpha.floor();
-        Some(self.terms.iter().fold(0.0, |acc, (c, p)| {
-            let v = if !costly(p) {
-                p.eval(alpha)
-            } else if floor >= 2.0 {
-                p.eval(floor)
-            } else {
-                0.0
-            };
-            acc + c * v
-        }))
+    /// For each of `orders`: `None` when [`RdpCurve::eval`] is cheap there; otherwise a cheap
+    /// lower bound on ε(α), used by conversions to skip orders that cannot win. The only costly
+    /// part is the subsampled Gaussian at fractional orders (quadrature), bounded below from its
+    /// exact values at nearby integer orders ([`subsampled::FractionalLowerBound`], shared by all
+    /// orders so each integer order is summed once).
+    pub(crate) fn lower_bounds_if_costly(&self, orders: &[f64]) -> Vec<Option<f64>> {
+        let costly = |p: &RdpPart, alpha: f64| matches!(p, RdpPart::SubsampledGaussian { q, .. } if *q < 1.0 && alpha.fract() != 0.0);
+        let mut bounds: Vec<Option<subsampled::FractionalLowerBound>> = self
+            .terms
+            .iter()
+            .map(|(_, p)| match p {
+                RdpPart::SubsampledGaussian { q, z } if *q < 1.0 => {
+                    Some(subsampled::FractionalLowerBound::new(*q, *z))
+                }
+                _ => None,
+            })
+            .collect();
+        orders
+            .iter()
+            .map(|&alpha| {
+                if !self.terms.iter().any(|(_, p)| costly(p, alpha)) {
+                    return None;
+                }
+                Some(
+                    self.terms
+                        .iter()
+                        .zip(&mut bounds)
+                        .fold(0.0, |acc, ((c, p), bound)| {
+                            let v = match bound {
+                                Some(b) if costly(p, alpha) => b.at(alpha),
+                                _ => p.eval(alpha),
+                            };
+                            acc + c * v
+                        }),
+                )
+            })
+            .collect()
     }
 
     /// True when every part can be evaluated at any continuous order.
