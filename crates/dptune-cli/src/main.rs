@@ -12,6 +12,7 @@ mod federated;
 mod gp;
 mod report;
 mod select;
+mod study;
 
 use report::{Failure, Report};
 
@@ -36,6 +37,8 @@ enum Command {
     Federated(federated::FederatedArgs),
     /// DP Gaussian-process regression: private lengthscale selection and cloaked predictions.
     Gp(gp::GpArgs),
+    /// Utility study: regret of each private tuner against the best, per budget.
+    Study(study::StudyArgs),
 }
 
 fn run(command: Command, json: bool) -> Result<Report, Failure> {
@@ -44,6 +47,7 @@ fn run(command: Command, json: bool) -> Result<Report, Failure> {
         Command::Select(args) => select::run(args),
         Command::Federated(args) => federated::run(args, json),
         Command::Gp(args) => gp::run(args),
+        Command::Study(args) => study::run(args, json),
     }
 }
 

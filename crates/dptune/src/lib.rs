@@ -19,6 +19,7 @@ pub mod gp;
 pub mod noise;
 pub mod privacy;
 pub mod select;
+pub mod study;
 pub mod tune;
 
 pub use error::{Error, Result};
