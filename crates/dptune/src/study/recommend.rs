@@ -35,9 +35,10 @@ pub struct Ranked {
 /// The recommendation and the evidence behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Recommendation {
-    /// The method with the lowest expected regret.
+    /// The method with the lowest expected regret (among statistically tied methods, the first
+    /// of permute-and-flip, exponential, Laplace, Liu–Talwar, Papernot–Steinke, exhaustive).
     pub method: StudyMethod,
-    /// All compared methods, best first.
+    /// All compared methods, the recommended one first, then by expected regret.
     pub ranking: Vec<Ranked>,
     /// Why, in one paragraph for people.
     pub reason: String,
@@ -68,7 +69,7 @@ pub fn recommend(
         .collect();
     let table = ScoreTable::new(scores.clone(), scores, Goal::Maximize)?;
     let sampled_ok = (m as f64) * (repetitions as f64) <= 1e7;
-    let mut methods = vec![StudyMethod::Exponential, StudyMethod::PermuteAndFlip];
+    let mut methods = vec![StudyMethod::PermuteAndFlip, StudyMethod::Exponential];
     if sampled_ok {
         methods.push(StudyMethod::Laplace);
     }
@@ -97,7 +98,30 @@ pub fn recommend(
         })
         .collect();
     ranking.sort_by(|a, b| a.expected_regret.total_cmp(&b.expected_regret));
-    let best = ranking[0].clone();
+    // Methods statistically tied with the lowest mean (within 2 standard errors of the
+    // difference) are ranked by preference: PF (never worse than EM in expectation, McKenna &
+    // Sheldon Thm 2; exact probabilities), EM, Laplace, then the others in the order compared.
+    let lowest = ranking[0].clone();
+    let tied = |r: &Ranked| {
+        r.expected_regret
+            <= lowest.expected_regret + 2.0 * (lowest.se.powi(2) + r.se.powi(2)).sqrt() + 1e-12
+    };
+    let preference = |m: StudyMethod| options.methods.iter().position(|&x| x == m).unwrap_or(99);
+    let best = ranking
+        .iter()
+        .filter(|r| tied(r))
+        .min_by_key(|r| preference(r.method))
+        .expect("the lowest is tied with itself")
+        .clone();
+    let ties: Vec<&str> = ranking
+        .iter()
+        .filter(|r| tied(r) && r.method != best.method)
+        .map(|r| r.method.name())
+        .collect();
+    if let Some(i) = ranking.iter().position(|r| r.method == best.method) {
+        let b = ranking.remove(i);
+        ranking.insert(0, b);
+    }
     let second = &ranking[1];
     let cheap = ranking
         .iter()
@@ -126,6 +150,15 @@ pub fn recommend(
         second.method,
         pct(uniform.expected_regret),
     );
+    if !ties.is_empty() {
+        reason.push_str(&format!(
+            " Statistically tied with {} (within 2 standard errors); {} is preferred among them: \
+             permute-and-flip is never worse than the exponential mechanism in expectation \
+             (McKenna & Sheldon, Thm 2) and is sampled exactly in one pass.",
+            ties.join(", "),
+            best.method
+        ));
+    }
     if best.method.runs_needed(m, mean_runs) > mean_runs {
         reason.push_str(&format!(
             " It scores all {m} candidates on the validation data (m training runs). If a run \
