@@ -123,3 +123,43 @@ fn recommendation_prefers_one_shot_selection_at_moderate_budgets() {
     assert!(r.reason.contains(r.method.name()));
     assert!(recommend(1, 1.0, &model, 10.0, 200, 1).is_err());
 }
+
+/// The shipped tables (slow: a 30,000-row study; run with `--ignored`): the non-private best at
+/// zero, uniform choice at the table's mean regret, and PF at ε = 10 within 0.01 of the best.
+#[test]
+#[ignore]
+fn shipped_tables_sanity() {
+    use dptune::study::{load_table, table_from_values, Columns};
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+    let car = load_table(
+        std::path::Path::new(&format!("{dir}/hpo/hpobench_mlp_car.csv.gz")),
+        &Columns {
+            score: "val_acc".into(),
+            test: None,
+            goal: Goal::Maximize,
+        },
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(format!("{dir}/papernot_steinke_2022/lr_acc.json")).unwrap();
+    let obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let ps = table_from_values(
+        obj.values().map(|v| v.as_f64().unwrap()).collect(),
+        Goal::Maximize,
+    )
+    .unwrap();
+    let model = ScoreModel::new(1000, 1.0, true).unwrap();
+    for table in [car, ps] {
+        let options = StudyOptions {
+            epsilons: vec![0.1, 10.0],
+            repetitions: 300,
+            ..StudyOptions::default()
+        };
+        let r = run_study(&table, &model, &options, None).unwrap();
+        for b in 0..2 {
+            assert!(r.cell(StudyMethod::NonPrivateBest, b).unwrap().mean.abs() < 1e-12);
+            let u = r.cell(StudyMethod::Uniform, b).unwrap();
+            assert!((u.mean - r.table_mean_regret).abs() < 3.5 * r.table_mean_regret_se);
+        }
+        assert!(r.cell(StudyMethod::PermuteAndFlip, 1).unwrap().mean < 0.01);
+    }
+}

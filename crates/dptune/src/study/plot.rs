@@ -77,7 +77,7 @@ pub fn svg(report: &StudyReport, title: &str) -> String {
         .iter()
         .map(|c| c.mean - 2.0 * c.se)
         .fold(0.0f64, f64::min);
-    let step = nice_step((ymax_data - ymin_data).max(1e-12), 5.0);
+    let step = nice_step((ymax_data - ymin_data).max(1e-12), 8.0);
     let y0 = (ymin_data / step).floor() * step;
     let y1 = ((ymax_data / step).ceil() * step).max(y0 + step);
     let pw = W - LEFT - RIGHT;
@@ -197,15 +197,24 @@ pub fn svg(report: &StudyReport, title: &str) -> String {
             esc(method.name())
         );
     }
-    let _ = writeln!(
-        s,
-        r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#555">m = {}, n = {}, {} reps; whiskers ±2 SE</text>"##,
-        LEFT + pw + 15.0,
-        TOP + 20.0 + 20.0 * report.options.methods.len() as f64,
-        report.configurations,
-        report.model.n,
-        report.options.repetitions
-    );
+    let note_y = TOP + 20.0 + 20.0 * report.options.methods.len() as f64;
+    for (k, line) in [
+        format!("m = {}, n = {}", report.configurations, report.model.n),
+        format!("{} reps per sampled point", report.options.repetitions),
+        "whiskers: ±2 standard errors".to_string(),
+        "dashed: not private".to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let _ = writeln!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#555">{}</text>"##,
+            LEFT + pw + 15.0,
+            note_y + 15.0 * k as f64,
+            esc(line)
+        );
+    }
     s.push_str("</svg>\n");
     s
 }
