@@ -249,8 +249,8 @@ fn human(r: &StudyReport, title: &str) -> String {
         r.table_mean_regret_se
     ));
     s.push_str(&format!(
-        "{} repetitions per sampled cell, seed {}; regret = test(best) - test(chosen), in table \
-         units\n\n",
+        "{} repetitions per sampled cell, seed {}; regret = mean test of the tied best - test(chosen), \
+         in table units\n\n",
         r.options.repetitions, r.options.seed
     ));
     s.push_str(&format!(
