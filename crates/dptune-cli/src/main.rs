@@ -12,6 +12,7 @@ mod federated;
 mod gp;
 mod report;
 mod select;
+mod study;
 mod tune;
 
 use report::{Failure, Report};
@@ -39,6 +40,8 @@ enum Command {
     Gp(gp::GpArgs),
     /// Privately tune a DP learner on a dataset and fit the chosen configuration.
     Tune(tune::TuneArgs),
+    /// Utility study: regret of each private tuner against the best, per budget.
+    Study(study::StudyArgs),
 }
 
 fn run(command: Command, json: bool) -> Result<Report, Failure> {
@@ -48,6 +51,7 @@ fn run(command: Command, json: bool) -> Result<Report, Failure> {
         Command::Federated(args) => federated::run(args, json),
         Command::Gp(args) => gp::run(args),
         Command::Tune(args) => tune::run(args, json),
+        Command::Study(args) => study::run(args, json),
     }
 }
 

@@ -25,6 +25,7 @@ pub mod learn;
 pub mod noise;
 pub mod privacy;
 pub mod select;
+pub mod study;
 pub mod tune;
 
 pub use error::{Error, Result};
