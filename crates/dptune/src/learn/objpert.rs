@@ -3,7 +3,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::data::Dataset;
-use crate::error::{Error, Result};
+use crate::error::{check_positive, Error, Result};
 use crate::noise::{DiscreteGaussian, Geometric, SecureRng};
 use crate::privacy::{Guarantee, Neighbours, Release};
 use crate::tune::{Config, Learner, Records};
@@ -128,14 +128,7 @@ impl Learner for ObjectivePerturbation {
         rng: &mut SecureRng,
     ) -> Result<Release<Model>> {
         check_keys(config, &OBJPERT_KEYS)?;
-        let lambda = get_f64(config, "regularization")?;
-        if !(lambda.is_finite() && lambda > 0.0) {
-            return Err(Error::invalid(
-                "regularization",
-                lambda,
-                "must be finite and > 0",
-            ));
-        }
+        let lambda = check_positive("regularization", get_f64(config, "regularization")?)?;
         if data.task().classes() != 2 {
             return Err(Error::invalid(
                 "learner",

@@ -3,7 +3,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::data::{Dataset, Task};
-use crate::error::{Error, Result};
+use crate::error::{check_positive, Error, Result};
 use crate::noise::{GridGaussian, SecureRng};
 use crate::privacy::{Bound, Guarantee, Release};
 use crate::tune::cost::fits;
@@ -45,14 +45,7 @@ impl Learner for RidgeSsp {
         rng: &mut SecureRng,
     ) -> Result<Release<Model>> {
         check_keys(config, &RIDGE_KEYS)?;
-        let lambda = get_f64(config, "regularization")?;
-        if !(lambda.is_finite() && lambda > 0.0) {
-            return Err(Error::invalid(
-                "regularization",
-                lambda,
-                "must be finite and > 0",
-            ));
-        }
+        let lambda = check_positive("regularization", get_f64(config, "regularization")?)?;
         let Task::Regression { low, high } = *data.task() else {
             return Err(Error::invalid(
                 "learner",
