@@ -16,6 +16,7 @@ use dptune::noise::SecureRng;
 use nalgebra::DMatrix;
 use serde_json::json;
 
+use crate::plot_file;
 use crate::report::{fmt_param, Failure, Report};
 
 /// Score used for the selection.
@@ -90,7 +91,7 @@ pub struct GpArgs {
     /// operating-system entropy.
     #[arg(long)]
     seed: Option<u64>,
-    /// Draw data, non-private and private predictions to this SVG file.
+    /// Draw data, non-private and private predictions to this file (`.svg`, or `.png`).
     #[arg(long)]
     plot: Option<PathBuf>,
 }
@@ -282,13 +283,7 @@ fn scale_inputs(
 /// Runs `dptune gp`.
 pub fn run(args: GpArgs) -> Result<Report, Failure> {
     if let Some(p) = &args.plot {
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if !ext.eq_ignore_ascii_case("svg") {
-            return Err(Failure::input(format!(
-                "--plot {}: only .svg output is supported",
-                p.display()
-            )));
-        }
+        plot_file::format_of(p)?;
     }
     let data = load(&args)?;
     let grid = args.lengthscales.clone().unwrap_or_else(demo::default_grid);
@@ -365,8 +360,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
         let svg = render_svg(
             &data, &x_tr, &y_tr, &x_te, &y_te, &x_star, &nonpriv, pred, nt,
         );
-        std::fs::write(path, svg)
-            .map_err(|e| Failure::input(format!("cannot write {}: {e}", path.display())))?;
+        plot_file::write(path, &svg)?;
     }
     let json = json!({
         "lengthscale": sel.lengthscale,

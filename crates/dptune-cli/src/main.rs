@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod account;
 mod federated;
 mod gp;
+mod plot_file;
 mod report;
 mod select;
 mod study;

@@ -12,6 +12,7 @@ use dptune::study::{
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 
+use crate::plot_file;
 use crate::report::{Failure, Report};
 
 /// Arguments of `dptune study`.
@@ -60,7 +61,7 @@ pub struct StudyArgs {
     /// Methods to compare, comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     methods: Vec<String>,
-    /// Write a plot of mean regret against ε (SVG).
+    /// Write a plot of mean regret against ε (`.svg`, or `.png` rasterised from it).
     #[arg(long)]
     plot: Option<PathBuf>,
     /// Title of the plot (default: the table's file name).
@@ -120,6 +121,9 @@ fn load(args: &StudyArgs, path: &PathBuf, goal: Goal) -> Result<ScoreTable, Fail
 
 /// Runs `dptune study`.
 pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
+    if let Some(p) = &args.plot {
+        plot_file::format_of(p)?;
+    }
     let goal = if args.minimize {
         Goal::Minimize
     } else {
@@ -204,15 +208,7 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
             .unwrap_or_default()
     });
     if let Some(p) = &args.plot {
-        let is_svg = p.extension().is_some_and(|e| e == "svg");
-        if !is_svg {
-            return Err(Failure::input(format!(
-                "--plot {}: only .svg is supported",
-                p.display()
-            )));
-        }
-        std::fs::write(p, plot::svg(&report, &title))
-            .map_err(|e| Failure::input(format!("cannot write {}: {e}", p.display())))?;
+        plot_file::write(p, &plot::svg(&report, &title))?;
     }
     let mut json = serde_json::to_value(&report).expect("serialisable");
     json["title"] = json!(title);

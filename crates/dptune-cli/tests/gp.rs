@@ -34,6 +34,15 @@ fn data_args<'a>(
 }
 
 #[test]
+fn png_plot_is_rasterised() {
+    let png = std::env::temp_dir().join(format!("dptune-gp-{}.png", std::process::id()));
+    let (code, _, err) = dptune(&["gp", "--seed", "3", "--plot", png.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 10_000);
+}
+
+#[test]
 fn demo_json_has_the_promised_keys() {
     let (code, out, err) = dptune(&["gp", "--seed", "3", "--json"]);
     assert_eq!(code, 0, "{err}");
@@ -162,7 +171,7 @@ fn bad_input_exits_2_with_a_clear_message() {
         ),
         (vec!["gp", "--noise-ratio", "0"], "noise_var"),
         (vec!["gp", "--eps-predict=-1"], "eps_predict"),
-        (vec!["gp", "--plot", "out.png"], "svg"),
+        (vec!["gp", "--plot", "out.jpg"], ".svg or .png"),
     ];
     for (args, needle) in cases {
         let (code, _, err) = dptune(&args);

@@ -152,3 +152,42 @@ fn bad_tables_exit_2() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn png_plots_are_rasterised_and_other_formats_refused_up_front() {
+    let table = temp("png.csv", &synthetic_csv());
+    let plot = std::env::temp_dir().join(format!("dptune-study-{}.png", std::process::id()));
+    let args = |p: &str| {
+        vec![
+            "study".to_string(),
+            table.to_str().unwrap().to_string(),
+            "--score".into(),
+            "acc".into(),
+            "--n".into(),
+            "500".into(),
+            "--epsilons".into(),
+            "1".into(),
+            "--repetitions".into(),
+            "20".into(),
+            "--plot".into(),
+            p.to_string(),
+        ]
+    };
+    let run = |p: &str| {
+        let a = args(p);
+        dptune(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let out = run(plot.to_str().unwrap());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&plot).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 10_000);
+    let jpg = std::env::temp_dir().join(format!("dptune-study-{}.jpg", std::process::id()));
+    let out = run(jpg.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(".svg or .png"));
+    assert!(!jpg.exists(), "nothing is written for a refused format");
+}
