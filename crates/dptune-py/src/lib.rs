@@ -729,6 +729,27 @@ fn noisy_count(count: i64, epsilon: f64, seed: Option<u64>) -> R<(i64, PyGuarant
     Ok((count.saturating_add(noise.sample(&mut rng)), g(spent)))
 }
 
+/// A numpy array of record indices.
+type Indices<'py> = Bound<'py, PyArray1<i64>>;
+
+/// Splits records `0..n` by one exact Bernoulli(`fraction`) coin per record (`tune::split_by_coin`):
+/// the sides are disjoint functions of the records, so mechanisms on them compose in parallel
+/// under add/remove neighbours, which a fixed-size cut does not. Returns (first, second) index
+/// arrays; a side left empty is `NoRelease`.
+#[pyfunction]
+#[pyo3(signature = (n, fraction, *, seed=None))]
+fn split_by_coin<'py>(
+    py: Python<'py>,
+    n: usize,
+    fraction: f64,
+    seed: Option<u64>,
+) -> R<(Indices<'py>, Indices<'py>)> {
+    let mut rng = rng_from(seed)?;
+    let s = tune::split_by_coin(n, fraction, &mut rng).py()?;
+    let idx = |v: Vec<usize>| PyArray1::from_iter(py, v.into_iter().map(|i| i as i64));
+    Ok((idx(s.first), idx(s.second)))
+}
+
 /// Gaussian noise on a vector of L2 sensitivity `sensitivity`, calibrated to a ρ-zCDP allowance:
 /// exact discrete Gaussian noise on a power-of-two grid with the rounding charged
 /// (`noise::GridGaussian::within_rho`); returns (noisy values, guarantee with ρ' ≤ ρ).
@@ -1521,6 +1542,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(zcdp_epsilon, m)?,
         wrap_pyfunction!(noisy_count, m)?,
         wrap_pyfunction!(gaussian_release, m)?,
+        wrap_pyfunction!(split_by_coin, m)?,
         wrap_pyfunction!(zcdp_delta, m)?,
         wrap_pyfunction!(zcdp_rho_for, m)?,
         wrap_pyfunction!(pure_to_zcdp, m)?,

@@ -208,3 +208,25 @@ def test_out_of_range_integers_raise_python_errors():
         dptune.select(SCORES, 1.0, seed=-1)
     with pytest.raises(TypeError):
         dptune.select(SCORES, "one")
+
+
+def test_stubs_declare_every_public_name():
+    """``__init__.pyi`` is what type checkers see: a public name missing there is untyped."""
+    import re
+    from pathlib import Path
+
+    stub = (Path(dptune.__file__).parent / "__init__.pyi").read_text()
+    declared = set(re.findall(r" as (\w+)", stub)) | set(re.findall(r"^(\w+)\s*:", stub, re.M))
+    assert sorted(set(dptune.__all__) - declared) == []
+
+
+def test_split_by_coin_is_a_seeded_partition_and_refuses_bad_input():
+    first, second = dptune.split_by_coin(1000, 0.3, seed=2)
+    assert first.dtype == np.int64 and len(first) + len(second) == 1000
+    assert np.union1d(first, second).tolist() == list(range(1000))
+    again = dptune.split_by_coin(1000, 0.3, seed=2)
+    assert again[0].tolist() == first.tolist()
+    with pytest.raises(dptune.InvalidParameter, match="`fraction`"):
+        dptune.split_by_coin(10, 1.0)
+    with pytest.raises(dptune.NoRelease, match="empty"):
+        dptune.split_by_coin(1, 0.5, seed=0)  # one record: a side is always empty

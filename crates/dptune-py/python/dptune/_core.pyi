@@ -154,6 +154,13 @@ def gaussian_release(
 ) -> Tuple[npt.NDArray[np.float64], Guarantee]:
     """Exact grid-Gaussian noise calibrated so the release (rounding charged) is at most ρ-zCDP."""
 
+def split_by_coin(
+    n: int, fraction: float, *, seed: Optional[int] = None
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Indices of records ``0..n`` split by one exact Bernoulli(``fraction``) coin each
+    (heads first): disjoint sides that compose in parallel under add/remove neighbours.
+    Raises :class:`NoRelease` if a side comes out empty."""
+
 def zcdp_epsilon(rho: float, delta: float) -> float: ...
 def zcdp_delta(rho: float, epsilon: float) -> float: ...
 def zcdp_rho_for(epsilon: float, delta: float) -> float: ...
