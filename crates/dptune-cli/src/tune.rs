@@ -13,12 +13,13 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value as Json};
 
+use dptune::data::Records;
 use dptune::data::{bundled, load_csv, Dataset, Schema, Task, BUNDLED_NAMES};
 use dptune::learn::pipeline::{oracle_on_test, tune, Events, LearnerKind, Outcome, Plan};
 use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
 use dptune::privacy::Guarantee;
-use dptune::tune::{Config, Domain, Fractions, Method, Records, SearchSpace, Value};
+use dptune::tune::{Config, Domain, Fractions, Method, SearchSpace, Value};
 
 use crate::report::{fmt_param, Failure, Report};
 

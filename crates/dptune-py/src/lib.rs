@@ -11,6 +11,7 @@ use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use dptune::data::Records;
 use dptune::federated::accounting::NoisePlan as RsNoisePlan;
 use dptune::federated::secagg::{
     decode_signed, encode_signed, Client as RsClient, SecAggParams, Server as RsServer,
@@ -24,7 +25,7 @@ use dptune::select::{
     ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
     LaplaceNoisyMax, Mechanism, NoisyTopK, PermuteAndFlip, Sensitivity, TopKMethod,
 };
-use dptune::tune::{self, Config, Domain, Method, Records, SearchSpace, TuneOptions, Tuner, Value};
+use dptune::tune::{self, Config, Domain, Method, SearchSpace, TuneOptions, Tuner, Value};
 use dptune::Error;
 
 create_exception!(

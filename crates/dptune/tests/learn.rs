@@ -1,6 +1,7 @@
 //! The learners' privacy claims (worked numbers from THEORY.md §8 and §13), refusals, and an
 //! end-to-end private tuning on Adult.
 
+use dptune::data::Records;
 use dptune::data::{bundled, Dataset, Task};
 use dptune::learn::pipeline::{oracle_on_test, tune, Events, LearnerKind, Plan};
 use dptune::learn::{
@@ -9,7 +10,7 @@ use dptune::learn::{
 use dptune::noise::SecureRng;
 use dptune::privacy::subsampled::dpsgd_epsilon_grid;
 use dptune::privacy::{Guarantee, Neighbours};
-use dptune::tune::{Config, Learner, Records, Scorer, Value};
+use dptune::tune::{Config, Learner, Scorer, Value};
 use dptune::Error;
 
 fn cfg(pairs: &[(&str, Value)]) -> Config {

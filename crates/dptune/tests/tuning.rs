@@ -6,13 +6,14 @@
 
 use std::sync::atomic::Ordering;
 
+use dptune::data::Records;
 use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
 use dptune::privacy::Guarantee;
 use dptune::tune::baseline::{oracle_best, NonPrivate};
 use dptune::tune::{
-    calibrate, split_by_coin, split_tune_final, Domain, Fractions, Method, Privacy, Records,
-    SearchSpace, Selected, TuneOptions, Tuner, Value,
+    calibrate, split_by_coin, split_tune_final, Domain, Fractions, Method, Privacy, SearchSpace,
+    Selected, TuneOptions, Tuner, Value,
 };
 use dptune::Error;
 

@@ -4,8 +4,8 @@
 use super::csv_load::parse_csv;
 use super::schema::{Feature, Label, Schema, Transform};
 use super::Dataset;
+use super::Records;
 use crate::error::{Error, Result};
-use crate::tune::Records;
 
 static ADULT: &[u8] = include_bytes!("../../data/adult.csv.gz");
 static MNIST5K: &[u8] = include_bytes!("../../data/mnist5k.csv.gz");

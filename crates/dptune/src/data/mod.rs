@@ -16,7 +16,19 @@ pub use bundled::{adult_schema, bundled, mnist_schema, Bundled, BUNDLED_NAMES};
 pub use csv_load::{load_csv, parse_csv};
 pub use schema::{Feature, Label, Schema, Transform};
 
-use crate::tune::Records;
+/// A dataset whose records can be addressed by index (so it can be split by coins).
+pub trait Records: Sync {
+    /// Number of records.
+    fn len(&self) -> usize;
+    /// True when there are no records.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The records at `indices`, in that order.
+    fn select(&self, indices: &[usize]) -> Self
+    where
+        Self: Sized;
+}
 
 /// What the label is.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -3,13 +3,14 @@
 use serde::Serialize;
 
 use crate::data::Dataset;
+use crate::data::Records;
 use crate::error::{Error, Result};
 use crate::noise::{GeometricTrials, GridGaussian, SecureRng};
 use crate::privacy::convert::mul_up;
 use crate::privacy::subsampled::dpsgd_guarantee;
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
 use crate::tune::cost::fits;
-use crate::tune::{Config, Learner, Records};
+use crate::tune::{Config, Learner};
 
 use super::model::{Model, Scratch};
 use super::{check_keys, get_f64, get_i64};

@@ -1,12 +1,13 @@
 //! DP quality metrics (Scorers) and their exact, non-private counterparts for baselines.
 
 use crate::data::Dataset;
+use crate::data::Records;
 use crate::error::{Error, Result};
 use crate::noise::{DiscreteGaussian, DiscreteLaplace, GridGaussian, GridLaplace, SecureRng};
 use crate::privacy::{Bound, Guarantee, Release};
 use crate::tune::baseline::ExactScorer;
 use crate::tune::cost::fits;
-use crate::tune::{Learner, Records, Scorer};
+use crate::tune::{Learner, Scorer};
 
 use super::largest_fitting;
 use super::model::{Model, Scratch};

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
+use crate::data::Records;
 use crate::data::{Dataset, Task};
-use crate::tune::Records;
 
 /// How a model's outputs are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

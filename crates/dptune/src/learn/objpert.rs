@@ -3,10 +3,11 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::data::Dataset;
+use crate::data::Records;
 use crate::error::{check_positive, Error, Result};
 use crate::noise::{DiscreteGaussian, Geometric, SecureRng};
 use crate::privacy::{Guarantee, Neighbours, Release};
-use crate::tune::{Config, Learner, Records};
+use crate::tune::{Config, Learner};
 
 use super::model::{sigmoid, Model};
 use super::{check_keys, get_f64, largest_fitting};

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::data::{Dataset, Task};
+use crate::data::{Dataset, Records, Task};
 use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::repeat::Repeats;
@@ -13,8 +13,8 @@ use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
 use crate::tune::baseline::{oracle_best, NonPrivate, Scored};
 use crate::tune::cost::calibrate;
 use crate::tune::{
-    split_by_coin, Config, Domain, Fractions, Learner, Method, Progress, Records, Scorer,
-    SearchSpace, TuneOptions, Tuner, Value,
+    split_by_coin, Config, Domain, Fractions, Learner, Method, Progress, Scorer, SearchSpace,
+    TuneOptions, Tuner, Value,
 };
 
 use super::{

@@ -2,12 +2,13 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use crate::data::Records;
 use crate::data::{Dataset, Task};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::{GridGaussian, SecureRng};
 use crate::privacy::{Bound, Guarantee, Release};
 use crate::tune::cost::fits;
-use crate::tune::{Config, Learner, Records};
+use crate::tune::{Config, Learner};
 
 use super::model::Model;
 use super::{check_keys, get_f64, largest_fitting};

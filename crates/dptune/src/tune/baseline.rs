@@ -10,8 +10,9 @@ use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::Guarantee;
 
-use super::candidate::{Learner, Records};
+use super::candidate::Learner;
 use super::space::{Config, SearchSpace};
+use crate::data::Records;
 
 /// A value computed without any privacy guarantee.
 #[derive(Debug, Clone)]

@@ -6,26 +6,13 @@
 //! allowance. The framework checks every spend against the allowance with a [`Ledger`]: a learner
 //! or scorer that over-spends is an error, never silently accepted.
 
+use crate::data::Records;
 use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::{Guarantee, Ledger, Release};
 
 use super::space::Config;
 use super::split::Split;
-
-/// A dataset whose records can be addressed by index (so it can be split by coins).
-pub trait Records: Sync {
-    /// Number of records.
-    fn len(&self) -> usize;
-    /// True when there are no records.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// The records at `indices`, in that order.
-    fn select(&self, indices: &[usize]) -> Self
-    where
-        Self: Sized;
-}
 
 /// A differentially private training algorithm with hyperparameters.
 pub trait Learner: Sync {

@@ -10,10 +10,11 @@ use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::{Guarantee, Ledger};
 
-use super::candidate::{Learner, Records, Scorer};
+use super::candidate::{Learner, Scorer};
 use super::space::Config;
 use super::split::split_by_coin;
 use super::tuner::{TuneOptions, Tuner};
+use crate::data::Records;
 
 /// What the final result may claim.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,10 +8,11 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use dptune::data::Records;
 use dptune::noise::{DiscreteLaplace, SecureRng};
 use dptune::privacy::{Guarantee, Neighbours, Release};
 use dptune::tune::baseline::ExactScorer;
-use dptune::tune::{Config, Learner, Records, Scorer};
+use dptune::tune::{Config, Learner, Scorer};
 use dptune::{Error, Result};
 
 pub const AR: Neighbours = Neighbours::AddRemove;
