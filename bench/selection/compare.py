@@ -1,5 +1,6 @@
 """Selection timing: dptune (exact EM and permute-and-flip) vs OpenDP 0.16 make_noisy_max vs an
-insecure numpy Gumbel-argmax, on the same scores. Called by run.sh."""
+insecure numpy Gumbel-argmax, on the same scores; then dptune's exact Laplace report-noisy-max
+vs an insecure numpy Laplace-argmax (OpenDP 0.16 has no Laplace noisy-max). Called by run.sh."""
 import json
 import os
 import subprocess
@@ -60,15 +61,16 @@ def opendp_time(u, measure):
     return per_call(lambda: meas(data))[0]
 
 
-def numpy_time(u):
+def numpy_time(u, noise="gumbel"):
     rng = np.random.default_rng()
-    return per_call(lambda: int(np.argmax(u + rng.gumbel(scale=SCALE, size=len(u)))))[0]
+    draw = getattr(rng, noise)
+    return per_call(lambda: int(np.argmax(u + draw(scale=SCALE, size=len(u)))))[0]
 
 
 def main():
     binary = sys.argv[1]
     sizes = [1_000, 100_000, 1_000_000]
-    rows = []
+    rows, laplace_rows = [], []
     for worst in (False, True):
         for m in sizes:
             u = scores(m, worst)
@@ -79,6 +81,8 @@ def main():
             o_em = opendp_time(u, dp.zero_concentrated_divergence())
             npy = numpy_time(u)
             rows.append((("worst" if worst else "typical"), m, em, pf, o_em, o_pf, npy))
+            lap = dptune(binary, "laplace", u, reps)
+            laplace_rows.append((rows[-1][0], m, lap, numpy_time(u, "laplace")))
     hdr = ("scores", "m", "dptune EM", "dptune PF", "OpenDP EM", "OpenDP PF", "numpy",
            "OpenDP/dptune EM", "OpenDP/dptune PF", "dptune EM/numpy", "dptune PF/numpy")
     print("| " + " | ".join(hdr) + " |")
@@ -87,6 +91,11 @@ def main():
         ms = lambda us: f"{us / 1000:.3f} ms"
         print(f"| {kind} | {m:,} | {ms(em)} | {ms(pf)} | {ms(o_em)} | {ms(o_pf)} | {ms(npy)} | "
               f"{o_em / em:.1f}x | {o_pf / pf:.1f}x | {em / npy:.1f}x | {pf / npy:.1f}x |")
+    print()
+    print("| scores | m | dptune Laplace RNM | numpy Laplace argmax (insecure) | dptune/numpy |")
+    print("|---|---|---|---|---|")
+    for kind, m, lap, npy in laplace_rows:
+        print(f"| {kind} | {m:,} | {lap / 1000:.3f} ms | {npy / 1000:.3f} ms | {lap / npy:.1f}x |")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 //! Per-call timing of exact selection, for `bench/selection/run.sh`.
 //!
 //! Usage: `select_timing <mechanism> <scores.f64le> <epsilon> <sensitivity> <repeats>` with
-//! mechanism `exponential` or `permute-and-flip`; the scores file holds little-endian f64s.
+//! mechanism `exponential`, `permute-and-flip` or `laplace` (report-noisy-max with Laplace
+//! noise); the scores file holds little-endian f64s.
 //! Each call builds the mechanism from the scores (snapping, validation) and draws once, as a
 //! caller would. Prints one JSON object: {"mechanism", "m", "us_per_call", "repeats"}.
 
@@ -11,7 +12,7 @@ use std::time::Instant;
 
 use dptune::noise::SecureRng;
 use dptune::privacy::Neighbours;
-use dptune::select::{ExponentialMechanism, Goal, PermuteAndFlip, Sensitivity};
+use dptune::select::{ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Sensitivity};
 
 fn run(args: &[String]) -> Result<String, String> {
     let arg = |i: usize| args.get(i).ok_or(format!("missing argument {i}"));
@@ -40,6 +41,12 @@ fn run(args: &[String]) -> Result<String, String> {
             }
             "permute-and-flip" => {
                 PermuteAndFlip::new(&scores, Goal::Maximize, sens, eps, n)
+                    .map_err(|e| e.to_string())?
+                    .select(&mut rng)
+                    .value
+            }
+            "laplace" => {
+                LaplaceNoisyMax::new(&scores, Goal::Maximize, sens, eps, n)
                     .map_err(|e| e.to_string())?
                     .select(&mut rng)
                     .value

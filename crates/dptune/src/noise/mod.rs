@@ -18,7 +18,7 @@ mod negbin;
 mod poisson;
 mod rng;
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 mod wide;
 
 pub use bernoulli::{
@@ -33,7 +33,7 @@ pub use negbin::TruncatedNegativeBinomial;
 pub use poisson::Poisson;
 pub use rng::{SecureRng, Streams};
 pub use wide::bernoulli_exp_u128;
-pub(crate) use wide::geometric_rate_one;
+pub(crate) use wide::{geometric_rate_one, geometric_remainder};
 
 #[cfg(test)]
 mod tests {

@@ -46,7 +46,7 @@ const FACT_THRESHOLDS: [u64; 19] = {
 /// one Bernoulli(1/k) per step. Exact: integer comparisons of a uniform drawn by rejection.
 /// Expected cost: 1.0005 64-bit words (the rejection of W has probability < 6·10⁻⁴), against
 /// about 1.9 for the step-by-step chain.
-#[inline]
+#[inline(always)]
 pub(crate) fn bernoulli_exp_minus_one(rng: &mut SecureRng) -> bool {
     let limit = FACT_THRESHOLDS[0];
     let w = loop {
@@ -132,14 +132,23 @@ pub fn bernoulli_exp_u128(rng: &mut SecureRng, num: u128, den: u128) -> bool {
 /// that has probability below e^{-2^28}, not observable.
 #[inline]
 pub(crate) fn geometric_unit_rate(rng: &mut SecureRng, t: u128) -> u128 {
+    let u = geometric_remainder(rng, t);
+    let v = geometric_rate_one(rng);
+    u.saturating_add(t.saturating_mul(v as u128))
+}
+
+/// The remainder U = X mod t of [`geometric_unit_rate`]'s X = U + t·V: U uniform in `0..t`
+/// accepted with probability exp(-U/t), so P[U = u] ∝ exp(-u/t) on `0..t`. U and V are
+/// independent (the acceptance loop never looks at V), so a caller may draw V first, decide
+/// from it alone whether X matters, and draw U only then (the lazy noisy-max in `select`).
+#[inline]
+pub(crate) fn geometric_remainder(rng: &mut SecureRng, t: u128) -> u128 {
     debug_assert!(t > 0);
     loop {
         let u = rng.below_u128(t);
-        if u != 0 && !bernoulli_exp_unit_u128(rng, u, t) {
-            continue;
+        if u == 0 || bernoulli_exp_unit_u128(rng, u, t) {
+            return u;
         }
-        let v = geometric_rate_one(rng);
-        return u.saturating_add(t.saturating_mul(v as u128));
     }
 }
 

@@ -231,15 +231,20 @@ impl Rate {
     /// The discrete Laplace distribution P(y) ∝ exp(−|y|·c) on the integers, exactly
     /// ([`crate::noise`]'s CKS20 Alg. 2 on 128-bit rationals).
     pub fn discrete_laplace(&self, rng: &mut SecureRng) -> i128 {
-        // P(y) ∝ exp(−|y| s/t) with s/t = c = num/den. Without a 128-bit form (ε beyond 2^74 or
-        // below 2^−127 before scaling) the rate is saturated, a documented limitation.
-        let (s, t) = self.small.unwrap_or_else(|| {
+        let (s, t) = self.ratio_u128();
+        discrete_laplace_wide(rng, s, t)
+    }
+
+    /// c = s/t as 128-bit integers, for the noise P(y) ∝ exp(−|y|·s/t). Without a 128-bit form
+    /// (ε beyond 2^74 or below 2^−127 before scaling) the rate is saturated, a documented
+    /// limitation.
+    pub fn ratio_u128(&self) -> (u128, u128) {
+        self.small.unwrap_or_else(|| {
             (
                 u128::try_from(&self.num).unwrap_or(u128::MAX),
                 u128::try_from(&self.den).unwrap_or(u128::MAX),
             )
-        });
-        discrete_laplace_wide(rng, s, t)
+        })
     }
 
     /// The integer-part thresholds of this rate (see [`Levels`]).

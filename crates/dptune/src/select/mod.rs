@@ -45,6 +45,7 @@ pub mod gaussian;
 pub mod gem;
 pub mod gumbel;
 pub mod laplace;
+mod lazy_max;
 pub mod permute_flip;
 mod quadrature;
 mod sensitivity;
