@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::Zeroizing;
 
-use super::crypto::{apply_mask, keypair, open, pairwise_key, seal, Purpose};
+use super::crypto::{apply_mask, keypair, open, pairwise_keys, seal, PeerKey, Purpose};
 use super::shamir::{split, Share};
 use super::wire::{decode_share_pair, encode_share_pair, Body, Kind, Message, SERVER};
 use super::SecAggParams;
@@ -24,10 +24,11 @@ enum Stage {
     Done,
 }
 
-/// Neighbour keys as received in stage 1, and the share-transport key derived from them.
+/// Neighbour keys as received (and checked) in stage 1, and the share-transport key derived from
+/// them.
 struct PeerKeys {
-    mask_pk: PublicKey,
-    enc_pk: PublicKey,
+    mask_pk: PeerKey,
+    enc_pk: PeerKey,
     /// HKDF-SHA256(X25519(enc_sk, enc_pk)) for [`Purpose::Share`], computed once in stage 1 and
     /// reused to open the neighbour's ciphertext in stage 2 (the key is the same in both
     /// directions; the nonce and associated data tell the directions apart). Zeroised on drop.
@@ -172,20 +173,27 @@ impl Client {
                 saw_self = true;
             } else if !self.params.are_neighbours(self.id, k.id) {
                 return Err(protocol(format!("client {} is not a neighbour", k.id)));
-            } else if k.mask_pk == k.enc_pk {
-                return Err(protocol(format!("client {} reuses one key twice", k.id)));
-            } else if peers
-                .insert(
-                    k.id,
-                    PeerKeys {
-                        mask_pk: PublicKey::from(k.mask_pk),
-                        enc_pk: PublicKey::from(k.enc_pk),
-                        share_key: None,
-                    },
-                )
-                .is_some()
-            {
-                return Err(protocol(format!("client {} listed twice", k.id)));
+            } else {
+                let (Some(mask_pk), Some(enc_pk)) =
+                    (PeerKey::parse(&k.mask_pk), PeerKey::parse(&k.enc_pk))
+                else {
+                    return Err(protocol(format!(
+                        "client {} sent a key that is not a canonical point of large order \
+                         on Curve25519",
+                        k.id
+                    )));
+                };
+                if mask_pk.same_as(&enc_pk) {
+                    return Err(protocol(format!("client {} reuses one key twice", k.id)));
+                }
+                let keys = PeerKeys {
+                    mask_pk,
+                    enc_pk,
+                    share_key: None,
+                };
+                if peers.insert(k.id, keys).is_some() {
+                    return Err(protocol(format!("client {} listed twice", k.id)));
+                }
             }
         }
         if !saw_self {
@@ -200,32 +208,26 @@ impl Client {
                 ),
             });
         }
+        // Holder 0 is this client, then the peers in increasing id order.
         let holders: Vec<u32> = std::iter::once(self.id)
             .chain(peers.keys().copied())
             .collect();
         let xs: Vec<u64> = holders.iter().map(|&h| h as u64 + 1).collect();
         let t = self.params.threshold();
-        let seed_shares = split(&self.self_seed, t, &xs, &mut self.rng);
-        let key_shares = split(&self.mask_sk.to_bytes(), t, &xs, &mut self.rng);
+        let mut seed_shares = split(&self.self_seed, t, &xs, &mut self.rng).into_iter();
+        let mut key_shares = split(&self.mask_sk.to_bytes(), t, &xs, &mut self.rng).into_iter();
+        let own = seed_shares.next().zip(key_shares.next());
+        self.held
+            .insert(self.id, own.expect("split returns one share per holder"));
+        let enc_pks: Vec<(u32, &PeerKey)> = peers.iter().map(|(&j, p)| (j, &p.enc_pk)).collect();
+        let round = self.params.round();
+        let keys = pairwise_keys(Purpose::Share, &self.enc_sk, self.id, &enc_pks, round);
         let mut out = Vec::with_capacity(peers.len());
-        for ((&h, s), k) in holders.iter().zip(seed_shares).zip(key_shares) {
-            if h == self.id {
-                self.held.insert(h, (s, k));
-                continue;
-            }
-            let peer = peers
-                .get_mut(&h)
-                .expect("every holder but this client is a peer");
-            let key = pairwise_key(
-                Purpose::Share,
-                &self.enc_sk,
-                &peer.enc_pk,
-                self.params.round(),
-                self.id,
-                h,
-            );
+        for ((((&h, peer), s), k), key) in
+            peers.iter_mut().zip(seed_shares).zip(key_shares).zip(keys)
+        {
             let plain = Zeroizing::new(encode_share_pair(self.id, h, &s, &k));
-            out.push((h, seal(&key, self.params.round(), self.id, h, &plain)));
+            out.push((h, seal(&key, round, self.id, h, &plain)));
             peer.share_key = Some(key);
         }
         self.peers = peers;
@@ -267,16 +269,17 @@ impl Client {
         }
         let mut y = self.input.clone();
         apply_mask(&mut y, &self.self_seed, true);
-        for j in live {
-            let seed = pairwise_key(
-                Purpose::Mask,
-                &self.mask_sk,
-                &self.peers[&j].mask_pk,
-                self.params.round(),
-                self.id,
-                j,
-            );
-            apply_mask(&mut y, &seed, self.id < j);
+        let mask_pks: Vec<(u32, &PeerKey)> =
+            live.iter().map(|&j| (j, &self.peers[&j].mask_pk)).collect();
+        let seeds = pairwise_keys(
+            Purpose::Mask,
+            &self.mask_sk,
+            self.id,
+            &mask_pks,
+            self.params.round(),
+        );
+        for (&(j, _), seed) in mask_pks.iter().zip(&seeds) {
+            apply_mask(&mut y, seed, self.id < j);
         }
         self.stage = Stage::MaskedSent;
         Ok(self.send(Body::MaskedInput(y)))

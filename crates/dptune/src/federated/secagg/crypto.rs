@@ -1,17 +1,22 @@
 //! Cryptographic building blocks of the secure aggregation protocol, all from well-kept crates:
-//! X25519 key agreement (`x25519-dalek`), HKDF-SHA256 key derivation with domain separation
-//! (`hkdf` + `sha2`), ChaCha20 as the mask PRG (`chacha20`), ChaCha20-Poly1305 for the share
-//! transport (`chacha20poly1305`). The protocol built on them is in [`super::client`] and
+//! X25519 key agreement (RFC 7748; key pairs from `x25519-dalek`, the agreement itself on
+//! `curve25519-dalek`'s Edwards form, see [`PeerKey`]), HKDF-SHA256 key derivation with domain
+//! separation (`hkdf` + `sha2`), ChaCha20 as the mask PRG (`chacha20`), ChaCha20-Poly1305 for the
+//! share transport (`chacha20poly1305`). The protocol built on them is in [`super::client`] and
 //! [`super::server`].
+
+use std::cmp::Ordering;
 
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use chacha20::ChaCha20;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::ChaCha20Poly1305;
+use curve25519_dalek::edwards::EdwardsPoint;
+use curve25519_dalek::montgomery::MontgomeryPoint;
 use hkdf::Hkdf;
 use sha2::Sha256;
 use x25519_dalek::{PublicKey, StaticSecret};
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::noise::SecureRng;
 
@@ -44,30 +49,111 @@ pub(crate) fn keypair(rng: &mut SecureRng) -> (StaticSecret, PublicKey) {
     (sk, pk)
 }
 
-/// The key of clients `a` and `b` for `purpose` in `round`: HKDF-SHA256(ikm = X25519(sk, pk),
-/// salt = round id) expanded with `label || lo || hi`, where (lo, hi) are the two client ids in
-/// increasing order (both ends derive the same key).
-pub(crate) fn pairwise_key(
+/// p = 2^255 − 19 in little-endian bytes.
+const FIELD_PRIME_LE: [u8; 32] = {
+    let mut p = [0xff; 32];
+    p[0] = 0xed;
+    p[31] = 0x7f;
+    p
+};
+
+/// Another client's X25519 public key (an RFC 7748 u-coordinate), checked once and kept as a
+/// point of curve25519-dalek's twisted Edwards form.
+///
+/// **Why Edwards.** `x25519_dalek`'s `diffie_hellman` runs curve25519-dalek's Montgomery ladder,
+/// which has only a portable serial implementation. `EdwardsPoint` variable-base multiplication
+/// dispatches at run time to curve25519-dalek's AVX2 backend on x86_64 (its `backend` module;
+/// serial elsewhere) and is about a quarter cheaper including both conversions
+/// (docs/PERFORMANCE.md, "Secure aggregation"). The result is the same: the birational map sends
+/// [k]P to the point with u-coordinate X25519(k, u(P)), for either sign chosen in
+/// [`MontgomeryPoint::to_edwards`] because u([k](−P)) = u(−[k]P) = u([k]P). Tests check bit-for-bit
+/// equality with `x25519-dalek` and the RFC 7748 §5.2 / §6.1 vectors.
+///
+/// **What is refused.** RFC 7748 §5 asks a general-purpose X25519 to accept any 32 bytes. Every
+/// honest client sends the canonical encoding of a point of large order on the curve, so anything
+/// else is an attack or a bug and is refused here (the caller turns it into a typed error):
+/// * non-canonical encodings (u ≥ p or bit 255 set): otherwise one key has several encodings,
+///   which would defeat the check that a client's two keys differ;
+/// * points on the quadratic twist (`to_edwards` returns `None` exactly for those);
+/// * points of small order (the 8-torsion): X25519 with them is all-zero (or, on the twist, from a
+///   small set) whatever the secret, so the "shared" secret would be public. For an accepted key
+///   the result is never all-zero: a clamped scalar is k = 8k′ with 2^251 ≤ k′ < 2^252 < ℓ, so
+///   [k]P = [k′]([8]P) with [8]P ≠ 0 of order ℓ, and ℓ ∤ k′.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PeerKey(EdwardsPoint);
+
+impl PeerKey {
+    /// The checked key, or `None` if `u` is refused (see the type's doc).
+    pub(crate) fn parse(u: &[u8; 32]) -> Option<Self> {
+        // Little-endian comparison with p, most significant byte first.
+        if u.iter().rev().cmp(FIELD_PRIME_LE.iter().rev()) != Ordering::Less {
+            return None;
+        }
+        let point = MontgomeryPoint(*u).to_edwards(0)?;
+        (!point.is_small_order()).then_some(Self(point))
+    }
+
+    /// Whether the two keys agree on the same secret with every private key: X25519 clamps the
+    /// scalar to a multiple of 8 and keeps only the u-coordinate, so P, −P and P + T for T in the
+    /// 8-torsion are one key, i.e. keys are equal iff [8]P = ±[8]Q.
+    pub(crate) fn same_as(&self, other: &PeerKey) -> bool {
+        let (p, q) = (self.0.mul_by_cofactor(), other.0.mul_by_cofactor());
+        p == q || p == -q
+    }
+}
+
+/// X25519(sk, P) (RFC 7748 §5) with every key P of `peers`, in order: the u-coordinates of
+/// [clamp(sk)]P. `mul_clamped` applies X25519's clamping (curve25519-dalek docs: it multiplies by
+/// `clamp_integer(bytes)`) in constant time in the scalar; `to_montgomery_batch` turns all the
+/// products into u-coordinates with one field inversion (Montgomery's trick, constant-time
+/// selects) instead of one each. The only branches depend on public keys, in [`PeerKey::parse`].
+/// The Edwards products and the u-coordinates are zeroised; the batch inversion's scratch
+/// (denominators of the projective products, not enough to give u) is freed inside
+/// curve25519-dalek without zeroising, as the ladder's projective points are in x25519-dalek.
+fn x25519_batch<'a>(
+    sk: &StaticSecret,
+    peers: impl IntoIterator<Item = &'a PeerKey>,
+) -> Zeroizing<Vec<MontgomeryPoint>> {
+    let sk_bytes = Zeroizing::new(sk.to_bytes());
+    let mut points: Vec<EdwardsPoint> = peers
+        .into_iter()
+        .map(|p| p.0.mul_clamped(*sk_bytes))
+        .collect();
+    let shared = Zeroizing::new(EdwardsPoint::to_montgomery_batch(&points));
+    points.zeroize();
+    shared
+}
+
+/// The keys of client `me` with each client j of `peers` (id and key), for `purpose` in
+/// `round`, in order: HKDF-SHA256(ikm = X25519(sk, pk_j), salt = round id) expanded with
+/// `label || lo || hi`, where (lo, hi) are the two client ids in increasing order (both ends
+/// derive the same key).
+pub(crate) fn pairwise_keys(
     purpose: Purpose,
     sk: &StaticSecret,
-    their_pk: &PublicKey,
+    me: u32,
+    peers: &[(u32, &PeerKey)],
     round: u64,
-    a: u32,
-    b: u32,
-) -> Zeroizing<[u8; 32]> {
-    let shared = sk.diffie_hellman(their_pk);
-    let hk = Hkdf::<Sha256>::new(Some(&round.to_le_bytes()), shared.as_bytes());
-    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+) -> Vec<Zeroizing<[u8; 32]>> {
+    let shared = x25519_batch(sk, peers.iter().map(|&(_, pk)| pk));
     let label = purpose.label();
-    let mut info = Vec::with_capacity(label.len() + 8);
-    info.extend_from_slice(label);
-    info.extend_from_slice(&lo.to_le_bytes());
-    info.extend_from_slice(&hi.to_le_bytes());
-    let mut out = Zeroizing::new([0u8; 32]);
-    // 32 bytes is far below HKDF-SHA256's 8160-byte limit, so expansion cannot fail.
-    hk.expand(&info, out.as_mut())
-        .expect("32-byte HKDF-SHA256 output is always valid");
-    out
+    peers
+        .iter()
+        .zip(shared.iter())
+        .map(|(&(j, _), u)| {
+            let hk = Hkdf::<Sha256>::new(Some(&round.to_le_bytes()), u.as_bytes());
+            let (lo, hi) = if me < j { (me, j) } else { (j, me) };
+            let mut info = Vec::with_capacity(label.len() + 8);
+            info.extend_from_slice(label);
+            info.extend_from_slice(&lo.to_le_bytes());
+            info.extend_from_slice(&hi.to_le_bytes());
+            let mut out = Zeroizing::new([0u8; 32]);
+            // 32 bytes is far below HKDF-SHA256's 8160-byte limit, so expansion cannot fail.
+            hk.expand(&info, out.as_mut())
+                .expect("32-byte HKDF-SHA256 output is always valid");
+            out
+        })
+        .collect()
 }
 
 /// Adds `sign ×` the ChaCha20 keystream of `seed` (zero nonce, read as little-endian u32 words)
@@ -146,13 +232,165 @@ pub(crate) fn open(
 
 #[cfg(test)]
 mod tests {
+    use curve25519_dalek::constants::EIGHT_TORSION;
+
     use super::*;
+
+    fn peer(pk: &PublicKey) -> PeerKey {
+        PeerKey::parse(pk.as_bytes()).expect("an honest public key is accepted")
+    }
+
+    fn hex32(s: &str) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        for (o, i) in out.iter_mut().zip((0..64).step_by(2)) {
+            *o = u8::from_str_radix(&s[i..i + 2], 16).unwrap();
+        }
+        out
+    }
+
+    fn x25519(sk: &StaticSecret, p: &PeerKey) -> [u8; 32] {
+        x25519_batch(sk, [p])[0].to_bytes()
+    }
+
+    /// Our X25519 on the scalar bytes `k` and the encoded point `u`.
+    fn ours(k: [u8; 32], u: &[u8; 32]) -> Option<[u8; 32]> {
+        PeerKey::parse(u).map(|p| x25519(&StaticSecret::from(k), &p))
+    }
+
+    fn pairwise_key(
+        purpose: Purpose,
+        sk: &StaticSecret,
+        their: &PeerKey,
+        round: u64,
+        me: u32,
+        j: u32,
+    ) -> Zeroizing<[u8; 32]> {
+        let mut keys = pairwise_keys(purpose, sk, me, &[(j, their)], round);
+        keys.pop().unwrap()
+    }
+
+    #[test]
+    fn agreement_equals_x25519_dalek_bit_for_bit() {
+        let mut rng = SecureRng::seeded(11);
+        let (sk, pk) = keypair(&mut rng);
+        let others: Vec<(StaticSecret, PublicKey)> = (0..200).map(|_| keypair(&mut rng)).collect();
+        let peers: Vec<PeerKey> = others.iter().map(|(_, pk)| peer(pk)).collect();
+        // One batch (one shared inversion), in order, and each end alone.
+        let batch = x25519_batch(&sk, &peers);
+        assert_eq!(batch.len(), others.len());
+        for ((skb, pkb), u) in others.iter().zip(batch.iter()) {
+            assert_eq!(u.to_bytes(), *sk.diffie_hellman(pkb).as_bytes());
+            assert_eq!(u.to_bytes(), x25519(skb, &peer(&pk)));
+        }
+        // Arbitrary canonical u-coordinates: about half are on the curve, and those mostly have
+        // a torsion component, which clamping must remove exactly as the ladder does.
+        let mut accepted = 0;
+        for _ in 0..400 {
+            let (sk, _) = keypair(&mut rng);
+            let mut u = [0u8; 32];
+            rng.fill_bytes(&mut u);
+            u[31] &= 0x3f;
+            if let Some(p) = PeerKey::parse(&u) {
+                accepted += 1;
+                let ladder = sk.diffie_hellman(&PublicKey::from(u));
+                assert_eq!(x25519(&sk, &p), *ladder.as_bytes());
+            }
+        }
+        assert!(
+            (140..260).contains(&accepted),
+            "{accepted} of 400 on the curve"
+        );
+    }
+
+    #[test]
+    fn rfc7748_vectors() {
+        // §5.2, first single-step vector (its u is on the curve).
+        let k = hex32("a546e36bf0527c9d3b16154b82465edd62144c0ac1fc5a18506a2244ba449ac4");
+        let u = hex32("e6db6867583030db3594c1a424b15f7c726624ec26b3353b10a903a6d0ab1c4c");
+        let out = hex32("c3da55379de9c6908e94ea4df28d084f32eccf03491c71f754b4075577a28552");
+        assert_eq!(ours(k, &u), Some(out));
+        // The second vector's u has bit 255 set and, masked as §5 prescribes, lies on the twist:
+        // both are refused (the ladder would answer 95cbde94…).
+        let u2 = hex32("e5210f12786811d3f4b7959d0538ae2c31dbe7106fc03c3efc4cd549c715a493");
+        let mut u2_masked = u2;
+        u2_masked[31] &= 0x7f;
+        assert!(PeerKey::parse(&u2).is_none() && PeerKey::parse(&u2_masked).is_none());
+        // §5.2 iterated vector: k, u ← X25519(k, u), k, starting from k = u = 9.
+        let (mut k, mut u) = ([0u8; 32], [0u8; 32]);
+        k[0] = 9;
+        u[0] = 9;
+        for i in 1..=1000 {
+            let r = ours(k, &u).expect("every u in the chain is on the curve");
+            (u, k) = (k, r);
+            if i == 1 {
+                let one = "422c8e7a6227d7bca1350b3e2bb7279f7897b87bb6854b783c60e80311ae3079";
+                assert_eq!(k, hex32(one));
+            }
+        }
+        let thousand = "684cf59ba83309552800ef566f2f4d3c1c3887c49360e3875f2eb94d99532c51";
+        assert_eq!(k, hex32(thousand));
+        // §6.1 Diffie-Hellman.
+        let a = hex32("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a");
+        let a_pub = hex32("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a");
+        let b = hex32("5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb");
+        let b_pub = hex32("de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f");
+        let shared = hex32("4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742");
+        assert_eq!(PublicKey::from(&StaticSecret::from(a)).to_bytes(), a_pub);
+        assert_eq!(PublicKey::from(&StaticSecret::from(b)).to_bytes(), b_pub);
+        assert_eq!(ours(a, &b_pub), Some(shared));
+        assert_eq!(ours(b, &a_pub), Some(shared));
+    }
+
+    #[test]
+    fn small_order_twist_and_non_canonical_keys_are_refused() {
+        let sk = StaticSecret::from([0x5a; 32]);
+        let mut refused: Vec<[u8; 32]> = Vec::new();
+        // The 8-torsion has the u-coordinates 0, 1 and two of order 8: with each of them the
+        // ladder's result is all-zero whatever the secret.
+        for t in EIGHT_TORSION {
+            let u = t.to_montgomery().to_bytes();
+            assert!(!sk.diffie_hellman(&PublicKey::from(u)).was_contributory());
+            refused.push(u);
+        }
+        // p − 1 (on the twist), p and p + 1 (non-canonical 0 and 1), 2^255 − 1.
+        let mut p = FIELD_PRIME_LE;
+        for delta in [-1i16, 0, 1] {
+            p[0] = (0xed + delta) as u8;
+            refused.push(p);
+        }
+        refused.push([0xff; 32]);
+        // An honest key with bit 255 set (the same point modulo the masking in RFC 7748 §5).
+        let (_, pk) = keypair(&mut SecureRng::seeded(3));
+        let mut high = pk.to_bytes();
+        high[31] |= 0x80;
+        refused.push(high);
+        for u in refused {
+            assert!(PeerKey::parse(&u).is_none(), "accepted {u:02x?}");
+        }
+        assert!(PeerKey::parse(pk.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn keys_differing_by_torsion_or_sign_are_the_same_key() {
+        let mut rng = SecureRng::seeded(5);
+        let (sk, pk) = keypair(&mut rng);
+        let (_, other) = keypair(&mut rng);
+        let p = peer(&pk);
+        let twin_u = (p.0 + EIGHT_TORSION[1]).to_montgomery().to_bytes();
+        assert_ne!(twin_u, pk.to_bytes());
+        let twin = PeerKey::parse(&twin_u).unwrap();
+        assert!(p.same_as(&twin) && twin.same_as(&p));
+        assert!(p.same_as(&PeerKey(-p.0)));
+        assert_eq!(x25519(&sk, &p), x25519(&sk, &twin));
+        assert!(!p.same_as(&peer(&other)));
+    }
 
     #[test]
     fn both_ends_derive_the_same_keys_and_masks_cancel() {
         let mut rng = SecureRng::seeded(1);
         let (ska, pka) = keypair(&mut rng);
         let (skb, pkb) = keypair(&mut rng);
+        let (pka, pkb) = (peer(&pka), peer(&pkb));
         let sa = pairwise_key(Purpose::Mask, &ska, &pkb, 7, 3, 9);
         let sb = pairwise_key(Purpose::Mask, &skb, &pka, 7, 9, 3);
         assert_eq!(*sa, *sb);
@@ -163,6 +401,21 @@ mod tests {
         assert_ne!(v, vec![5, 6, 7]);
         apply_mask(&mut v, &sb, false);
         assert_eq!(v, vec![5, 6, 7]);
+    }
+
+    #[test]
+    fn a_wrong_shared_secret_is_detected() {
+        let mut rng = SecureRng::seeded(2);
+        let (ska, pka) = keypair(&mut rng);
+        let (skb, pkb) = keypair(&mut rng);
+        let (_, pkc) = keypair(&mut rng);
+        let key_ab = pairwise_key(Purpose::Share, &ska, &peer(&pkb), 1, 0, 1);
+        let ct = seal(&key_ab, 1, 0, 1, b"share");
+        let key_ba = pairwise_key(Purpose::Share, &skb, &peer(&pka), 1, 1, 0);
+        assert_eq!(open(&key_ba, 1, 0, 1, &ct).unwrap().as_slice(), b"share");
+        // Bob agreeing with the wrong key (Carol's instead of Alice's) cannot open it.
+        let key_bc = pairwise_key(Purpose::Share, &skb, &peer(&pkc), 1, 1, 0);
+        assert!(open(&key_bc, 1, 0, 1, &ct).is_none());
     }
 
     #[test]

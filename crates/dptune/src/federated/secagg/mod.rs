@@ -8,7 +8,9 @@
 //! model (no signatures, no consistency round). Four server ↔ client round trips:
 //!
 //! 0. **Advertise keys.** Each client creates two X25519 key pairs (mask, encryption) and sends
-//!    the public keys ([`wire::Kind::AdvertiseKeys`]).
+//!    the public keys ([`wire::Kind::AdvertiseKeys`]). The server, and again every neighbour,
+//!    refuses a key that is not the canonical encoding of a point of large order on Curve25519,
+//!    and a pair that is one X25519 key twice (`crypto::PeerKey`).
 //! 1. **Share keys.** The server forwards each client its live neighbours' keys. The client draws
 //!    a 32-byte self-mask seed b_i, Shamir-splits b_i and its mask secret key over GF(2^61 − 1)
 //!    with threshold `threshold` among its neighbourhood (itself included), and encrypts each

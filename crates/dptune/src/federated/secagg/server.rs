@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use x25519_dalek::{PublicKey, StaticSecret};
 
-use super::crypto::{apply_mask, pairwise_key, Purpose};
+use super::crypto::{apply_mask, pairwise_keys, PeerKey, Purpose};
 use super::shamir::{combine, lagrange_at_zero, Share};
 use super::wire::{Body, Kind, Message, PublicKeys, SERVER};
 use super::SecAggParams;
@@ -44,6 +44,8 @@ pub struct Server {
     params: SecAggParams,
     stage: Stage,
     keys: BTreeMap<u32, PublicKeys>,
+    /// The mask keys of `keys`, checked on arrival, for removing a dropped client's masks.
+    mask_keys: BTreeMap<u32, PeerKey>,
     /// Stage-1 ciphertexts: recipient → (sender, ciphertext).
     mailbox: BTreeMap<u32, Vec<(u32, Vec<u8>)>>,
     shared: BTreeSet<u32>,
@@ -66,6 +68,7 @@ impl Server {
             params,
             stage: Stage::CollectKeys,
             keys: BTreeMap::new(),
+            mask_keys: BTreeMap::new(),
             mailbox: BTreeMap::new(),
             shared: BTreeSet::new(),
             masked: BTreeMap::new(),
@@ -134,9 +137,18 @@ impl Server {
         let from = h.from;
         match m.body {
             Body::AdvertiseKeys { mask_pk, enc_pk } => {
-                if mask_pk == enc_pk {
+                // Refusing a bad key here makes its sender a dropout before any neighbour sees
+                // it (each neighbour checks again: the server may not be honest).
+                let (Some(mask), Some(enc)) = (PeerKey::parse(&mask_pk), PeerKey::parse(&enc_pk))
+                else {
+                    return Err(refuse(
+                        "a key is not a canonical point of large order on Curve25519",
+                    ));
+                };
+                if mask.same_as(&enc) {
                     return Err(refuse("mask and encryption keys must differ"));
                 }
+                self.mask_keys.insert(from, mask);
                 self.keys.insert(
                     from,
                     PublicKeys {
@@ -330,13 +342,16 @@ impl Server {
                     reason: format!("shares of client {j}'s mask key are inconsistent"),
                 });
             }
-            for &i in self.masked.keys() {
-                if self.params.are_neighbours(i, j) {
-                    let pk = PublicKey::from(self.keys[&i].mask_pk);
-                    let seed = pairwise_key(Purpose::Mask, &sk, &pk, self.params.round(), j, i);
-                    // Survivor i added +PRG(s_ij) if i < j and −PRG(s_ij) otherwise: undo it.
-                    apply_mask(&mut sum, &seed, i > j);
-                }
+            let neighbours: Vec<(u32, &PeerKey)> = self
+                .masked
+                .keys()
+                .filter(|&&i| self.params.are_neighbours(i, j))
+                .map(|&i| (i, &self.mask_keys[&i]))
+                .collect();
+            let seeds = pairwise_keys(Purpose::Mask, &sk, j, &neighbours, self.params.round());
+            for (&(i, _), seed) in neighbours.iter().zip(&seeds) {
+                // Survivor i added +PRG(s_ij) if i < j and −PRG(s_ij) otherwise: undo it.
+                apply_mask(&mut sum, seed, i > j);
             }
         }
         Ok(Aggregate {

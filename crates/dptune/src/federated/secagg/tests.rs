@@ -1,7 +1,10 @@
 //! Acceptance tests of the secure aggregation protocol.
 
+use curve25519_dalek::constants::EIGHT_TORSION;
+use curve25519_dalek::montgomery::MontgomeryPoint;
+
 use super::local::{run_round, DropAt};
-use super::wire::{Body, Message, SERVER};
+use super::wire::{Body, Message, PublicKeys, SERVER};
 use super::*;
 
 fn inputs(n: usize, dim: usize, rng: &mut SecureRng) -> Vec<Vec<u32>> {
@@ -265,6 +268,74 @@ fn tampered_replayed_and_malformed_messages_are_rejected() {
     assert!(a.clients[*to2 as usize]
         .masked_input(&msg2.encode())
         .is_err());
+}
+
+/// The same key as `pk` with bit 255 set: RFC 7748 §5 masks that bit, so a lenient decoder
+/// would take it for the same point.
+fn high_bit(pk: [u8; 32]) -> [u8; 32] {
+    let mut u = pk;
+    u[31] |= 0x80;
+    u
+}
+
+#[test]
+fn malicious_public_keys_are_refused_by_server_and_clients() {
+    let mut a = Manual::new(12, 4, 3);
+    let adv: Vec<Vec<u8>> = a
+        .clients
+        .iter_mut()
+        .map(|c| c.advertise_keys().unwrap())
+        .collect();
+    let Body::AdvertiseKeys { mask_pk, enc_pk } = Message::decode(&adv[3]).unwrap().body else {
+        unreachable!("an advertisement")
+    };
+    // A small-order key (u = 0: every agreement with it is all-zero), a twist point (u = p − 1),
+    // a non-canonical encoding, and as encryption key the mask key plus a point of order 8
+    // (other bytes, but the same key for X25519, which clamps the scalar to a multiple of 8):
+    // all refused, state unchanged.
+    let mut minus_one = [0xff; 32];
+    minus_one[0] = 0xec;
+    minus_one[31] = 0x7f;
+    let twin = (MontgomeryPoint(mask_pk).to_edwards(0).unwrap() + EIGHT_TORSION[1])
+        .to_montgomery()
+        .to_bytes();
+    for (m, e) in [
+        ([0u8; 32], enc_pk),
+        (mask_pk, minus_one),
+        (mask_pk, high_bit(enc_pk)),
+        (mask_pk, twin),
+    ] {
+        let body = Body::AdvertiseKeys {
+            mask_pk: m,
+            enc_pk: e,
+        };
+        let bad = Message::new(12, 3, SERVER, body).encode();
+        assert!(matches!(a.server.receive(&bad), Err(Error::Data { .. })));
+    }
+    for m in &adv {
+        a.server.receive(m).unwrap();
+    }
+    // A server that substitutes such keys in a neighbour's entry is refused by the client.
+    let keys = a.server.advance().unwrap();
+    let (to, honest) = &keys[0];
+    for tamper in [
+        (|k: &mut PublicKeys| k.mask_pk = [0u8; 32]) as fn(&mut PublicKeys),
+        |k| k.enc_pk = high_bit(k.enc_pk),
+        |k| k.enc_pk = k.mask_pk,
+    ] {
+        let mut msg = Message::decode(honest).unwrap();
+        let Body::Keys(list) = &mut msg.body else {
+            unreachable!("a key list")
+        };
+        let other = list.iter_mut().find(|k| k.id != *to).unwrap();
+        tamper(other);
+        let client = &mut a.clients[*to as usize];
+        assert!(matches!(
+            client.share_keys(&msg.encode()),
+            Err(Error::Data { .. })
+        ));
+    }
+    assert!(a.clients[*to as usize].share_keys(honest).is_ok());
 }
 
 #[test]
