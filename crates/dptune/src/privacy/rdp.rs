@@ -5,6 +5,8 @@
 //! on their grid and are extended upward conservatively: Rényi divergence is non-decreasing in
 //! the order, so ε(α) ≤ ε(α′) for the next tabulated α′ ≥ α, and ε(α) = ∞ above the last one.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::convert::{add_up, mul_up};
@@ -85,6 +87,18 @@ fn pure_dp_rdp(eps: f64, alpha: f64) -> f64 {
     crate::privacy::convert::round_up(r.max(0.0)).min(eps)
 }
 
+/// `acc + c·v` rounded up (the sum of a curve's terms). The first term of a sum (acc = 0) and a
+/// count of 1 are exact and skip the rounding work: `add_up(0, x) = x` and `mul_up(1, v) = v`
+/// bit for bit, so this only saves time (a one-part curve, e.g. a table, costs nothing).
+fn add_term(acc: f64, c: f64, v: f64) -> f64 {
+    let t = if c == 1.0 { v } else { mul_up(c, v) };
+    if acc == 0.0 {
+        t
+    } else {
+        add_up(acc, t)
+    }
+}
+
 /// An RDP curve: the sum of `count × part` over its terms.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RdpCurve {
@@ -158,7 +172,7 @@ impl RdpCurve {
     pub fn eval(&self, alpha: f64) -> f64 {
         self.terms
             .iter()
-            .fold(0.0, |acc, (c, p)| add_up(acc, mul_up(*c, p.eval(alpha))))
+            .fold(0.0, |acc, (c, p)| add_term(acc, *c, p.eval(alpha)))
     }
 
     /// [`RdpCurve::eval`] at each of `orders`, which must be increasing: the same values bit
@@ -178,10 +192,21 @@ impl RdpCurve {
                     }
                     _ => p.eval(a),
                 };
-                *acc = add_up(*acc, mul_up(*c, v));
+                *acc = add_term(*acc, *c, v);
             }
         }
         out
+    }
+
+    /// [`RdpCurve::eval_increasing`], borrowing the values instead when the curve is one table
+    /// (count 1) tabulated on exactly `orders`: the same values, without a pass over them.
+    pub(crate) fn values_increasing(&self, orders: &[f64]) -> Cow<'_, [f64]> {
+        match self.terms.as_slice() {
+            [(c, RdpPart::Table { orders: os, values })] if *c == 1.0 && os == orders => {
+                Cow::Borrowed(values)
+            }
+            _ => Cow::Owned(self.eval_increasing(orders)),
+        }
     }
 
     /// True when some order may be costly to evaluate (see [`RdpCurve::lower_bound_if_costly`]).
