@@ -293,12 +293,11 @@ fn check_orders(orders: &[f64]) -> Result<()> {
 fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(usize, f64, f64) -> f64) -> (usize, f64) {
     let mut best = (0, f64::INFINITY);
     let better = |v: f64, i: usize, best: (usize, f64)| v < best.1 || (v == best.1 && i < best.0);
-    let sorted = std::ptr::eq(orders, default_grid().orders.as_slice()) || orders.is_sorted();
-    if !curve.may_be_costly() && sorted {
+    if !curve.may_be_costly() {
         // Indices increase, so the first minimum is kept by a strict comparison.
         for (i, (&a, &r)) in orders
             .iter()
-            .zip(curve.values_increasing(orders).iter())
+            .zip(curve.values_on(orders).iter())
             .enumerate()
         {
             let v = g(i, a, r);

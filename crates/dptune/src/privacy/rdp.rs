@@ -175,37 +175,46 @@ impl RdpCurve {
             .fold(0.0, |acc, (c, p)| add_term(acc, *c, p.eval(alpha)))
     }
 
-    /// [`RdpCurve::eval`] at each of `orders`, which must be increasing: the same values bit
-    /// for bit (same operations in the same order), but tables are walked with a cursor instead
-    /// of a binary search per order.
-    pub(crate) fn eval_increasing(&self, orders: &[f64]) -> Vec<f64> {
+    /// [`RdpCurve::eval`] at each of `orders`: the same values bit for bit (same operations in
+    /// the same order), but computed together: tables are walked with a cursor when the orders
+    /// increase, and a subsampled Gaussian shares one quadrature among its fractional orders
+    /// ([`subsampled::rdp_many`]).
+    pub(crate) fn eval_many(&self, orders: &[f64]) -> Vec<f64> {
+        let increasing = orders.is_sorted();
         let mut out = vec![0.0; orders.len()];
         for (c, p) in &self.terms {
-            let mut cursor = 0;
-            for (acc, &a) in out.iter_mut().zip(orders) {
-                let v = match p {
-                    RdpPart::Table { orders: os, values } => {
+            let mut add = |values: &mut dyn Iterator<Item = f64>| {
+                for (acc, v) in out.iter_mut().zip(values) {
+                    *acc = add_term(*acc, *c, v);
+                }
+            };
+            match p {
+                RdpPart::Table { orders: os, values } if increasing => {
+                    let mut cursor = 0;
+                    add(&mut orders.iter().map(|&a| {
                         while cursor < os.len() && os[cursor] < a {
                             cursor += 1;
                         }
                         values.get(cursor).copied().unwrap_or(f64::INFINITY)
-                    }
-                    _ => p.eval(a),
-                };
-                *acc = add_term(*acc, *c, v);
+                    }))
+                }
+                RdpPart::SubsampledGaussian { q, z } => {
+                    add(&mut subsampled::rdp_many(*q, *z, orders).into_iter())
+                }
+                _ => add(&mut orders.iter().map(|&a| p.eval(a))),
             }
         }
         out
     }
 
-    /// [`RdpCurve::eval_increasing`], borrowing the values instead when the curve is one table
+    /// [`RdpCurve::eval_many`], borrowing the values instead when the curve is one table
     /// (count 1) tabulated on exactly `orders`: the same values, without a pass over them.
-    pub(crate) fn values_increasing(&self, orders: &[f64]) -> Cow<'_, [f64]> {
+    pub(crate) fn values_on(&self, orders: &[f64]) -> Cow<'_, [f64]> {
         match self.terms.as_slice() {
             [(c, RdpPart::Table { orders: os, values })] if *c == 1.0 && os == orders => {
                 Cow::Borrowed(values)
             }
-            _ => Cow::Owned(self.eval_increasing(orders)),
+            _ => Cow::Owned(self.eval_many(orders)),
         }
     }
 

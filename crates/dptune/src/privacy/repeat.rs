@@ -144,7 +144,7 @@ impl Repeats {
 /// order). Theorem 6: ε′(λ) = ε(λ) + μ·δ̂ + ln(μ)/(λ − 1) with ε̂ = ln(1 + 1/(λ − 1)) (the largest
 /// admissible) and δ̂ the best (ε̂, δ̂) conversion of the base over all orders.
 pub fn repeat_rdp(base: &RdpCurve, repeats: &Repeats, orders: &[f64]) -> Result<RdpCurve> {
-    let eps: Vec<f64> = orders.iter().map(|&a| base.eval(a)).collect();
+    let eps = base.eval_many(orders);
     let values = match *repeats {
         Repeats::TruncatedNegativeBinomial { eta, gamma } => {
             let mean = tnb_mean(eta, gamma);
