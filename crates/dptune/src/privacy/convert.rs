@@ -81,17 +81,16 @@ pub fn cks_log_delta_at(alpha: f64, r: f64, eps: f64) -> f64 {
 }
 
 /// [`cks_log_delta_at`] at one order as a function of ε: min(bh, c − s·ε) with the
-/// Bretagnolle–Huber term bh and the CKS term's intercept c and slope s = α − 1 precomputed,
-/// for callers that evaluate many ε at the same orders (Papernot–Steinke Theorem 6).
+/// Bretagnolle–Huber term bh and the CKS term's intercept c and slope s = α − 1 precomputed.
 #[derive(Debug, Clone, Copy)]
-pub struct CksLogDelta {
+struct CksLogDelta {
     bh: f64,
     cks: Option<(f64, f64)>,
 }
 
 impl CksLogDelta {
     /// The terms for order `alpha` and RDP value `r`.
-    pub fn new(alpha: f64, r: f64) -> Self {
+    fn new(alpha: f64, r: f64) -> Self {
         if r.is_nan() || r == f64::INFINITY {
             return Self { bh: 0.0, cks: None };
         }
@@ -110,11 +109,48 @@ impl CksLogDelta {
     }
 
     /// log δ at `eps`.
-    pub fn at(&self, eps: f64) -> f64 {
+    fn at(&self, eps: f64) -> f64 {
         match self.cks {
             Some((intercept, slope)) => self.bh.min(intercept - slope * eps),
             None => self.bh,
         }
+    }
+}
+
+/// The minimum over orders of [`cks_log_delta_at`] as a function of ε, for callers that
+/// evaluate many ε on the same curve values (Papernot–Steinke Theorem 6). The
+/// Bretagnolle–Huber terms do not depend on ε, so their minimum is taken once, leaving one
+/// multiply-add and one comparison per order with a CKS term; the value is the same minimum.
+#[derive(Debug, Clone)]
+pub struct CksLogDeltaMin {
+    bh: f64,
+    lines: Vec<(f64, f64)>,
+}
+
+impl CksLogDeltaMin {
+    /// The terms for RDP values `values` at `orders`.
+    pub fn new(orders: &[f64], values: &[f64]) -> Self {
+        let terms: Vec<CksLogDelta> = orders
+            .iter()
+            .zip(values)
+            .map(|(&a, &r)| CksLogDelta::new(a, r))
+            .collect();
+        Self {
+            bh: terms.iter().map(|t| t.bh).fold(f64::INFINITY, f64::min),
+            lines: terms.iter().filter_map(|t| t.cks).collect(),
+        }
+    }
+
+    /// min over the orders of log δ at `eps`.
+    pub fn at(&self, eps: f64) -> f64 {
+        self.lines.iter().fold(self.bh, |m, &(intercept, slope)| {
+            let v = intercept - slope * eps;
+            if v < m {
+                v
+            } else {
+                m
+            }
+        })
     }
 }
 
