@@ -29,8 +29,7 @@
 //!   −9z and have a width independent of α, so α only sets how many there are: the nodes, and
 //!   everything about them that does not involve α, are shared by all the fractional orders of
 //!   one evaluation ([`rdp_many`]), leaving about one exp (or one short polynomial) per node and
-//!   order. This
-//!   is not dp_accounting's |C(α,i)| series, which is an upper bound up to 57 % above the exact
+//!   order. This is not dp_accounting's |C(α,i)| series, which is an upper bound up to 57 % above the exact
 //!   value and diverges at some orders; ours is never larger than it (golden `dpsgd_rdp`).
 //!   Where the quadrature would need too many panels (α/z large) the value at ⌈α⌉ is used,
 //!   which is a valid upper bound because Rényi divergence is non-decreasing in the order.
@@ -443,10 +442,11 @@ const SMALL_T: f64 = 0.1;
 /// α·ln(1 + t) from which [`linear_sum`] keeps e^{α ln(1+t)} inside the exponent.
 const BIG_Y: f64 = 30.0;
 
-/// A linear-space sum below this falls back to the log-space summation: terms whose weight
-/// underflows (nodes deep in the Gaussian tails) are then at most 48 000 · 2.3e-308 in total,
-/// below 1e-13 of the sum.
-const MIN_LINEAR_SUM: f64 = 1e-290;
+/// A linear-space sum below this falls back to the log-space summation. Where a node's weight
+/// underflows (deep in the Gaussian tails) its term is lost, but it is below 2.3e-308 times an
+/// integrand value under e^{[`BIG_Y`]} (the larger terms keep their weight in the exponent), so
+/// at most 48 000 of them (the panel limit) stay below 1.2e-290, 1e-19 of such a sum.
+const MIN_LINEAR_SUM: f64 = 1e-270;
 
 /// One node of the quadrature grid of [`panel_grid`], with what the integrand
 /// (1+t)^α − 1 − αt, t = q·expm1(L), L = (2x−1)/(2z²), needs there apart from α: t,
@@ -463,7 +463,7 @@ struct Node {
     weight: f64,
 }
 
-/// The first `panels` panels' nodes (in the order the sums visit them).
+/// The nodes of the first `panels_needed` panels, in the order the sums visit them.
 fn nodes(q: f64, z: f64, panels_needed: usize) -> Vec<Node> {
     let two_z2 = 2.0 * z * z;
     let (lo, width) = panel_grid(z);
