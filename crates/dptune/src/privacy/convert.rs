@@ -68,17 +68,10 @@ pub fn mul_up(a: f64, b: f64) -> f64 {
 
 /// CKS20 Prop. 12 at a single order: ε = r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1), with
 /// dp_accounting's guards (THEORY.md §12.3): r < 0 ⇒ 0; δ ≥ √(1 − e^{−r}) ⇒ 0; α ≤ 1.01 ⇒ ∞.
+/// Precondition: δ ∈ (0, 1]. The result is never below the exact value of the formula (see
+/// [`CksOrder`] and [`CksEpsilon::at`] for the rounding argument).
 pub fn cks_epsilon_at(alpha: f64, r: f64, delta: f64) -> f64 {
-    if r.is_nan() || r == f64::INFINITY {
-        return f64::INFINITY;
-    }
-    if r < 0.0 || delta * delta + (-r).exp_m1() > 0.0 {
-        return 0.0;
-    }
-    if alpha <= 1.01 {
-        return f64::INFINITY;
-    }
-    r + (-1.0 / alpha).ln_1p() - (delta.ln() + alpha.ln()) / (alpha - 1.0)
+    CksEpsilon::new(delta).at(&CksOrder::new(alpha), r)
 }
 
 /// log δ at a single order (dp_accounting `compute_delta`): the smaller of the
@@ -88,17 +81,16 @@ pub fn cks_log_delta_at(alpha: f64, r: f64, eps: f64) -> f64 {
 }
 
 /// [`cks_log_delta_at`] at one order as a function of ε: min(bh, c − s·ε) with the
-/// Bretagnolle–Huber term bh and the CKS term's intercept c and slope s = α − 1 precomputed,
-/// for callers that evaluate many ε at the same orders (Papernot–Steinke Theorem 6).
+/// Bretagnolle–Huber term bh and the CKS term's intercept c and slope s = α − 1 precomputed.
 #[derive(Debug, Clone, Copy)]
-pub struct CksLogDelta {
+struct CksLogDelta {
     bh: f64,
     cks: Option<(f64, f64)>,
 }
 
 impl CksLogDelta {
     /// The terms for order `alpha` and RDP value `r`.
-    pub fn new(alpha: f64, r: f64) -> Self {
+    fn new(alpha: f64, r: f64) -> Self {
         if r.is_nan() || r == f64::INFINITY {
             return Self { bh: 0.0, cks: None };
         }
@@ -117,7 +109,7 @@ impl CksLogDelta {
     }
 
     /// log δ at `eps`.
-    pub fn at(&self, eps: f64) -> f64 {
+    fn at(&self, eps: f64) -> f64 {
         match self.cks {
             Some((intercept, slope)) => self.bh.min(intercept - slope * eps),
             None => self.bh,
@@ -125,36 +117,116 @@ impl CksLogDelta {
     }
 }
 
-/// dp_accounting's default grid with ln α and ln(1 − 1/α) at each order, computed once: the
-/// per-order constants of the CKS bound, shared by every conversion on that grid.
-struct DefaultGrid {
-    orders: Vec<f64>,
-    logs: Vec<(f64, f64)>,
+/// The minimum over orders of [`cks_log_delta_at`] as a function of ε, for callers that
+/// evaluate many ε on the same curve values (Papernot–Steinke Theorem 6). The
+/// Bretagnolle–Huber terms do not depend on ε, so their minimum is taken once, leaving one
+/// multiply-add and one comparison per order with a CKS term; the value is the same minimum.
+#[derive(Debug, Clone)]
+pub struct CksLogDeltaMin {
+    bh: f64,
+    lines: Vec<(f64, f64)>,
 }
 
-fn order_logs(orders: &[f64]) -> Vec<(f64, f64)> {
-    orders
-        .iter()
-        .map(|&a| (a.ln(), (-1.0 / a).ln_1p()))
-        .collect()
+impl CksLogDeltaMin {
+    /// The terms for RDP values `values` at `orders`.
+    pub fn new(orders: &[f64], values: &[f64]) -> Self {
+        let terms: Vec<CksLogDelta> = orders
+            .iter()
+            .zip(values)
+            .map(|(&a, &r)| CksLogDelta::new(a, r))
+            .collect();
+        Self {
+            bh: terms.iter().map(|t| t.bh).fold(f64::INFINITY, f64::min),
+            lines: terms.iter().filter_map(|t| t.cks).collect(),
+        }
+    }
+
+    /// min over the orders of log δ at `eps`.
+    pub fn at(&self, eps: f64) -> f64 {
+        self.lines.iter().fold(self.bh, |m, &(intercept, slope)| {
+            let v = intercept - slope * eps;
+            if v < m {
+                v
+            } else {
+                m
+            }
+        })
+    }
+}
+
+/// Unit roundoff of f64: a correctly rounded operation is off by at most `U` times its result.
+/// libm's `ln` and `ln_1p` are taken to be off by at most 2 ulps, i.e. 4U relative.
+const U: f64 = f64::EPSILON / 2.0;
+
+/// The curve-independent constants of CKS20 Prop. 12 at one order α: the bound is
+/// ε(α) = r + a + ln(1/δ)·b with a = ln(1 − 1/α) − ln(α)/(α − 1) and b = 1/(α − 1), so once they
+/// are known a conversion costs two multiply-adds per order ([`CksEpsilon::at`]). They depend only
+/// on α, so a grid's constants are computed once ([`default_grid`]) and any order gets the same
+/// constants whichever grid it is on.
+///
+/// Both are rounded up, so that r + a + L·b is never below the exact bound:
+/// * b = fl(1/fl(α − 1))·(1 + 4U): fl(α − 1) and the division are each off by at most U relative,
+///   so fl(1/fl(α−1)) ≥ (1 − 2.1U)/(α − 1), and the factor, after its own rounding, lifts that
+///   above 1/(α − 1).
+/// * a = fl(l₁ − l₂) + 10U·(1/(α−1) + |l₁| + |l₂|) with l₁ = ln_1p(−fl(1/α)), l₂ = ln α/(α−1):
+///   rounding 1/α (U relative) moves ln(1 − 1/α) by at most 1.01U/(α−1); ln_1p adds 4U|l₁|;
+///   l₂ carries 4U (ln) + U (α − 1) + U (division); the subtraction and the addition of the
+///   margin U each of |l₁| + |l₂| (l₁ < 0 < l₂, so |a| = |l₁| + |l₂|). In total below 1.01U/(α−1) + 6.1U|l₁| + 8.2U|l₂|, which the margin
+///   covers.
+///
+/// Orders α ≤ 1.01 give no bound in dp_accounting: a = +∞, so ε = ∞ there.
+#[derive(Debug, Clone, Copy)]
+struct CksOrder {
+    a: f64,
+    b: f64,
+}
+
+impl CksOrder {
+    fn new(alpha: f64) -> Self {
+        if alpha.is_nan() || alpha <= 1.01 {
+            return Self {
+                a: f64::INFINITY,
+                b: 0.0,
+            };
+        }
+        let am1 = alpha - 1.0;
+        let l1 = (-1.0 / alpha).ln_1p();
+        let l2 = alpha.ln() / am1;
+        Self {
+            a: (l1 - l2) + 10.0 * U * (1.0 / am1 + l1.abs() + l2.abs()),
+            b: (1.0 / am1) * (1.0 + 4.0 * U),
+        }
+    }
+}
+
+/// dp_accounting's default grid with the [`CksOrder`] constants of each order, computed once and
+/// shared by every conversion on that grid.
+struct DefaultGrid {
+    orders: Vec<f64>,
+    cks: Vec<CksOrder>,
+}
+
+fn cks_orders(orders: &[f64]) -> Vec<CksOrder> {
+    orders.iter().map(|&a| CksOrder::new(a)).collect()
 }
 
 fn default_grid() -> &'static DefaultGrid {
     static GRID: OnceLock<DefaultGrid> = OnceLock::new();
     GRID.get_or_init(|| {
         let orders = default_orders();
-        let logs = order_logs(&orders);
-        DefaultGrid { orders, logs }
+        let cks = cks_orders(&orders);
+        DefaultGrid { orders, cks }
     })
 }
 
-/// (ln α, ln(1 − 1/α)) for `orders`: borrowed from [`default_grid`] when `orders` is that grid.
-fn logs_for(orders: &[f64]) -> Cow<'static, [(f64, f64)]> {
+/// The [`CksOrder`] constants for `orders`: borrowed from [`default_grid`] when `orders` is that
+/// grid (checked by address first, so the grid [`search_orders`] returns costs no comparison).
+fn cks_for(orders: &[f64]) -> Cow<'static, [CksOrder]> {
     let grid = default_grid();
-    if orders == grid.orders.as_slice() {
-        Cow::Borrowed(&grid.logs)
+    if std::ptr::eq(orders, grid.orders.as_slice()) || orders == grid.orders.as_slice() {
+        Cow::Borrowed(&grid.cks)
     } else {
-        Cow::Owned(order_logs(orders))
+        Cow::Owned(cks_orders(orders))
     }
 }
 
@@ -178,11 +250,13 @@ fn search_orders(curve: &RdpCurve) -> Cow<'static, [f64]> {
     Cow::Owned(orders)
 }
 
-/// [`cks_epsilon_at`] for a fixed δ, with ln δ hoisted and the order's logarithms supplied by
-/// the caller: the same floating-point expression, so the same result bit for bit.
+/// CKS20 Prop. 12 for a fixed δ: ln(1/δ), rounded up, and the Bretagnolle–Huber threshold are
+/// computed once; each order then needs its [`CksOrder`] constants and six float operations.
 struct CksEpsilon {
     delta: f64,
-    ln_delta: f64,
+    /// ln(1/δ)·(1 + 6U): ln is off by at most 4U relative, the product by U, so this is not
+    /// below ln(1/δ) (δ ≤ 1).
+    ln_inv_delta: f64,
     /// r above this cannot satisfy the Bretagnolle–Huber guard δ² + expm1(−r) > 0, whose exact
     /// threshold is −ln(1 − δ²); the factor 1 + 1e-6 covers float rounding, and smaller r take
     /// the exact test.
@@ -193,22 +267,31 @@ impl CksEpsilon {
     fn new(delta: f64) -> Self {
         Self {
             delta,
-            ln_delta: delta.ln(),
+            ln_inv_delta: -delta.ln() * (1.0 + 6.0 * U),
             bh_bound: -(-delta * delta).ln_1p() * (1.0 + 1e-6) + f64::MIN_POSITIVE,
         }
     }
 
-    fn at(&self, alpha: f64, (ln_alpha, ln_1m_inv): (f64, f64), r: f64) -> f64 {
-        if r.is_nan() || r == f64::INFINITY {
-            return f64::INFINITY;
+    /// The bound at one order with RDP value `r`, never below the exact value of the formula.
+    ///
+    /// s = fl(r + a), p = fl(L·b), e = fl(s + p) are each off by at most U times their result,
+    /// so the exact r + a + L·b is at most e + U(|s| + p + |e|) ≤ e + 2.01U(|e| + p) (as
+    /// |s| ≤ (1 + U)|e| + p). The returned e + 4U(|e| + p) exceeds that even after its own
+    /// two roundings (at most U|e| + 2.1U·4U(|e| + p)). With the constants rounded up
+    /// ([`CksOrder`]) the result is an upper bound on the exact ε at this order.
+    fn at(&self, order: &CksOrder, r: f64) -> f64 {
+        // One comparison pair for the usual r; the guards only for r that may need them.
+        if !(r > self.bh_bound && r < f64::INFINITY) {
+            if r.is_nan() || r == f64::INFINITY {
+                return f64::INFINITY;
+            }
+            if r < 0.0 || self.delta * self.delta + (-r).exp_m1() > 0.0 {
+                return 0.0;
+            }
         }
-        if r < 0.0 || (r <= self.bh_bound && self.delta * self.delta + (-r).exp_m1() > 0.0) {
-            return 0.0;
-        }
-        if alpha <= 1.01 {
-            return f64::INFINITY;
-        }
-        r + ln_1m_inv - (self.ln_delta + ln_alpha) / (alpha - 1.0)
+        let p = self.ln_inv_delta * order.b;
+        let e = (r + order.a) + p;
+        e + 4.0 * U * (e.abs() + p)
     }
 }
 
@@ -246,10 +329,15 @@ fn check_orders(orders: &[f64]) -> Result<()> {
 fn grid_min(curve: &RdpCurve, orders: &[f64], g: impl Fn(usize, f64, f64) -> f64) -> (usize, f64) {
     let mut best = (0, f64::INFINITY);
     let better = |v: f64, i: usize, best: (usize, f64)| v < best.1 || (v == best.1 && i < best.0);
-    if !curve.may_be_costly() && orders.is_sorted() {
-        for (i, (&a, r)) in orders.iter().zip(curve.eval_increasing(orders)).enumerate() {
+    if !curve.may_be_costly() {
+        // Indices increase, so the first minimum is kept by a strict comparison.
+        for (i, (&a, &r)) in orders
+            .iter()
+            .zip(curve.values_on(orders).iter())
+            .enumerate()
+        {
             let v = g(i, a, r);
-            if better(v, i, best) {
+            if v < best.1 {
                 best = (i, v);
             }
         }
@@ -382,10 +470,10 @@ fn bracket(orders: &[f64], i: usize) -> (f64, f64) {
 pub fn rdp_epsilon_on(curve: &RdpCurve, delta: f64, orders: &[f64]) -> Result<EpsAtOrder> {
     check_rdp_delta(delta)?;
     check_orders(orders)?;
-    let (cks, logs) = (CksEpsilon::new(delta), logs_for(orders));
-    let (i, eps) = grid_min(curve, orders, |i, a, r| cks.at(a, logs[i], r));
+    let (cks, consts) = (CksEpsilon::new(delta), cks_for(orders));
+    let (i, eps) = grid_min(curve, orders, |i, _, r| cks.at(&consts[i], r));
     Ok(EpsAtOrder {
-        eps: round_up(eps.max(0.0)),
+        eps: eps.max(0.0),
         order: if eps.is_finite() { orders[i] } else { f64::NAN },
     })
 }
@@ -401,8 +489,8 @@ pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
     check_rdp_delta(delta)?;
     let orders = search_orders(curve);
     let f = |a: f64| cks_epsilon_at(a, curve.eval(a), delta);
-    let (cks, logs) = (CksEpsilon::new(delta), logs_for(&orders));
-    let (i, mut eps) = grid_min(curve, &orders, |i, a, r| cks.at(a, logs[i], r));
+    let (cks, consts) = (CksEpsilon::new(delta), cks_for(&orders));
+    let (i, mut eps) = grid_min(curve, &orders, |i, _, r| cks.at(&consts[i], r));
     let mut order = if eps.is_finite() { orders[i] } else { f64::NAN };
     if curve.is_closed_form() && eps.is_finite() && eps > 0.0 {
         let (lo, hi) = bracket(&orders, i);
@@ -412,7 +500,7 @@ pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
         }
     }
     Ok(EpsAtOrder {
-        eps: round_up(eps.max(0.0)),
+        eps: eps.max(0.0),
         order,
     })
 }
@@ -484,7 +572,7 @@ pub fn zcdp_epsilon_at_order(rho: f64, delta: f64) -> Result<EpsAtOrder> {
     let alpha =
         newton_increasing(h, dh, 1.0, 2.0 + (-ln_delta / rho).sqrt()).max(1.01f64.next_up());
     Ok(EpsAtOrder {
-        eps: round_up(cks_epsilon_at(alpha, mul_up(rho, alpha), delta).max(0.0)),
+        eps: cks_epsilon_at(alpha, mul_up(rho, alpha), delta).max(0.0),
         order: alpha,
     })
 }
@@ -594,5 +682,53 @@ mod tests {
         assert_eq!(add_up(1.0, 1e-17), 1.0f64.next_up());
         assert_eq!(mul_up(0.1, 3.0), 0.30000000000000004);
         assert_eq!(mul_up(1.0 / 3.0, 3.0), 1.0);
+    }
+
+    /// The f64 nearest to each exact value below was computed in 50-digit decimal arithmetic on
+    /// the same float inputs. A result strictly above the nearest float is at or above the exact
+    /// value, whichever side of it the nearest float lies.
+    #[test]
+    fn cks_bound_rounds_up_and_stays_tight() {
+        // (α, r, δ, nearest float to the exact bound). In each case the plain float formula
+        // r + ln_1p(−1/α) − (ln δ + ln α)/(α − 1) is below the exact value (10.226631103850337
+        // vs 10.22663110385033772…, 7.400797867091743 vs 7.40079786709174424…, 570.7743162509776
+        // vs 570.77431625097759…, 1.9180106367839718 vs 1.91801063678397177…), so returning it
+        // unrounded fails the first assertion; a constant off by more than 1e-14 fails the second.
+        let cases = [
+            (2.0, 0.1, 1e-5, 10.226631103850337),
+            (1.5, 0.1, 0.01, 7.400797867091744),
+            (1.02, 0.05, 1e-5, 570.7743162509776),
+            (10.0, 1.0, 1e-5, 1.9180106367839718),
+        ];
+        for (a, r, d, nearest) in cases {
+            let got = cks_epsilon_at(a, r, d);
+            assert!(got > nearest, "α={a}: {got} not above the exact {nearest}");
+            assert!(got <= nearest * (1.0 + 1e-14), "α={a}: {got} vs {nearest}");
+        }
+        // The constants alone: a(2) = ln(1/2) − ln 2 = −1.38629436111989061883…,
+        // b(1.1) = 1/(fl(1.1) − 1) = 9.99999999999999111…
+        let two = CksOrder::new(2.0);
+        assert!(two.a > -1.3862943611198906 && two.a < -1.3862943611198906 + 1e-14);
+        assert!(two.b > 1.0 && two.b <= 1.0 + 1e-15);
+        let b = CksOrder::new(1.1).b;
+        assert!(b > 9.999999999999991 && b < 9.999999999999991 * (1.0 + 1e-15));
+        assert_eq!(cks_epsilon_at(1.01, 1.0, 1e-5), f64::INFINITY);
+        assert_eq!(cks_epsilon_at(2.0, 0.0, 1e-5), 0.0);
+    }
+
+    #[test]
+    fn table_on_the_default_grid_uses_the_shared_constants() {
+        // ρ = 0.5 tabulated on dp_accounting's grid, δ = 1e-5: dp_accounting 0.6.0 gives
+        // 4.728507067217623 at order 5.4; the exact bound there is 4.72850706721762305812…
+        let orders = default_orders();
+        let values = orders.iter().map(|a| 0.5 * a).collect();
+        let table = RdpCurve::table(orders.clone(), values).unwrap();
+        let got = rdp_epsilon_on(&table, 1e-5, &orders).unwrap();
+        assert_eq!(got.order, 5.4);
+        assert!(got.eps > 4.728507067217623 && got.eps <= 4.728507067217623 * (1.0 + 1e-14));
+        // Same constants on another grid containing 5.4: the same value bit for bit.
+        let other = rdp_epsilon_on(&table, 1e-5, &[3.0, 5.4, 7.0]).unwrap();
+        assert_eq!(other, got);
+        assert_eq!(rdp_epsilon(&table, 1e-5).unwrap(), got);
     }
 }

@@ -5,6 +5,8 @@
 //! on their grid and are extended upward conservatively: Rényi divergence is non-decreasing in
 //! the order, so ε(α) ≤ ε(α′) for the next tabulated α′ ≥ α, and ε(α) = ∞ above the last one.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::convert::{add_up, mul_up};
@@ -85,6 +87,18 @@ fn pure_dp_rdp(eps: f64, alpha: f64) -> f64 {
     crate::privacy::convert::round_up(r.max(0.0)).min(eps)
 }
 
+/// `acc + c·v` rounded up (the sum of a curve's terms). The first term of a sum (acc = 0) and a
+/// count of 1 are exact and skip the rounding work: `add_up(0, x) = x` and `mul_up(1, v) = v`
+/// bit for bit, so this only saves time (a one-part curve, e.g. a table, costs nothing).
+fn add_term(acc: f64, c: f64, v: f64) -> f64 {
+    let t = if c == 1.0 { v } else { mul_up(c, v) };
+    if acc == 0.0 {
+        t
+    } else {
+        add_up(acc, t)
+    }
+}
+
 /// An RDP curve: the sum of `count × part` over its terms.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RdpCurve {
@@ -158,30 +172,50 @@ impl RdpCurve {
     pub fn eval(&self, alpha: f64) -> f64 {
         self.terms
             .iter()
-            .fold(0.0, |acc, (c, p)| add_up(acc, mul_up(*c, p.eval(alpha))))
+            .fold(0.0, |acc, (c, p)| add_term(acc, *c, p.eval(alpha)))
     }
 
-    /// [`RdpCurve::eval`] at each of `orders`, which must be increasing: the same values bit
-    /// for bit (same operations in the same order), but tables are walked with a cursor instead
-    /// of a binary search per order.
-    pub(crate) fn eval_increasing(&self, orders: &[f64]) -> Vec<f64> {
+    /// [`RdpCurve::eval`] at each of `orders`: the same values bit for bit (same operations in
+    /// the same order), but computed together: tables are walked with a cursor when the orders
+    /// increase, and a subsampled Gaussian shares one quadrature among its fractional orders
+    /// ([`subsampled::rdp_many`]).
+    pub(crate) fn eval_many(&self, orders: &[f64]) -> Vec<f64> {
+        let increasing = orders.is_sorted();
         let mut out = vec![0.0; orders.len()];
         for (c, p) in &self.terms {
-            let mut cursor = 0;
-            for (acc, &a) in out.iter_mut().zip(orders) {
-                let v = match p {
-                    RdpPart::Table { orders: os, values } => {
+            let mut add = |values: &mut dyn Iterator<Item = f64>| {
+                for (acc, v) in out.iter_mut().zip(values) {
+                    *acc = add_term(*acc, *c, v);
+                }
+            };
+            match p {
+                RdpPart::Table { orders: os, values } if increasing => {
+                    let mut cursor = 0;
+                    add(&mut orders.iter().map(|&a| {
                         while cursor < os.len() && os[cursor] < a {
                             cursor += 1;
                         }
                         values.get(cursor).copied().unwrap_or(f64::INFINITY)
-                    }
-                    _ => p.eval(a),
-                };
-                *acc = add_up(*acc, mul_up(*c, v));
+                    }))
+                }
+                RdpPart::SubsampledGaussian { q, z } => {
+                    add(&mut subsampled::rdp_many(*q, *z, orders).into_iter())
+                }
+                _ => add(&mut orders.iter().map(|&a| p.eval(a))),
             }
         }
         out
+    }
+
+    /// [`RdpCurve::eval_many`], borrowing the values instead when the curve is one table
+    /// (count 1) tabulated on exactly `orders`: the same values, without a pass over them.
+    pub(crate) fn values_on(&self, orders: &[f64]) -> Cow<'_, [f64]> {
+        match self.terms.as_slice() {
+            [(c, RdpPart::Table { orders: os, values })] if *c == 1.0 && os == orders => {
+                Cow::Borrowed(values)
+            }
+            _ => Cow::Owned(self.eval_many(orders)),
+        }
     }
 
     /// True when some order may be costly to evaluate (see [`RdpCurve::lower_bound_if_costly`]).

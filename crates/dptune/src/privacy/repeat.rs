@@ -15,7 +15,7 @@
 //! *including the score* (THEORY.md §0.3); only the best run is released; the number of runs K is
 //! drawn independently of the data and is never released.
 
-use super::convert::{add_up, mul_up, round_up, CksLogDelta};
+use super::convert::{add_up, mul_up, round_up, CksLogDeltaMin};
 use super::rdp::{default_orders, RdpCurve};
 use crate::error::{check_open_unit, check_positive, Error, Result};
 
@@ -144,7 +144,7 @@ impl Repeats {
 /// order). Theorem 6: ε′(λ) = ε(λ) + μ·δ̂ + ln(μ)/(λ − 1) with ε̂ = ln(1 + 1/(λ − 1)) (the largest
 /// admissible) and δ̂ the best (ε̂, δ̂) conversion of the base over all orders.
 pub fn repeat_rdp(base: &RdpCurve, repeats: &Repeats, orders: &[f64]) -> Result<RdpCurve> {
-    let eps: Vec<f64> = orders.iter().map(|&a| base.eval(a)).collect();
+    let eps = base.eval_many(orders);
     let values = match *repeats {
         Repeats::TruncatedNegativeBinomial { eta, gamma } => {
             let mean = tnb_mean(eta, gamma);
@@ -168,21 +168,13 @@ pub fn repeat_rdp(base: &RdpCurve, repeats: &Repeats, orders: &[f64]) -> Result<
         Repeats::Poisson { mean } => {
             // log δ_j(ε̂) is min(BH_j, c_j − (α_j − 1)·ε̂) per order j: precompute the terms once,
             // so each output order costs one pass of multiply-adds over the grid.
-            let terms: Vec<CksLogDelta> = orders
-                .iter()
-                .zip(&eps)
-                .map(|(&a, &r)| CksLogDelta::new(a, r))
-                .collect();
+            let log_delta = CksLogDeltaMin::new(orders, &eps);
             orders
                 .iter()
                 .zip(&eps)
                 .map(|(&l, &e)| {
                     let eps_hat = (1.0 / (l - 1.0)).ln_1p();
-                    let log_delta_hat = terms
-                        .iter()
-                        .map(|t| t.at(eps_hat))
-                        .fold(f64::INFINITY, f64::min);
-                    let delta_hat = round_up(log_delta_hat.exp().min(1.0));
+                    let delta_hat = round_up(log_delta.at(eps_hat).exp().min(1.0));
                     round_up(add_up(
                         add_up(e, mul_up(mean, delta_hat)),
                         mean.ln() / (l - 1.0),
