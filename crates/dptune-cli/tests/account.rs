@@ -1,29 +1,14 @@
 //! `dptune account` run as a real binary: JSON values against golden numbers
 //! (golden/accounting.json), exit code 2 and the parameter's name for bad input.
 
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod cli;
 
+use cli::{dptune, run_json};
 use serde_json::Value;
 
-fn dptune(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dptune"))
-        .args(args)
-        .output()
-        .expect("dptune runs")
-}
-
 fn json(args: &[&str]) -> Value {
-    let mut all = vec!["--json", "account"];
-    all.extend_from_slice(args);
-    let out = dptune(&all);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.trim().lines().count(), 1, "one JSON object: {text}");
-    serde_json::from_str(&text).unwrap()
+    run_json(&[&["account"], args].concat())
 }
 
 fn f(v: &Value, key: &str) -> f64 {

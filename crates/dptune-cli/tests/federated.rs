@@ -3,16 +3,13 @@
 //! The runs are small (MNIST-5k or Adult cut to a few hundred rows, a handful of clients, one
 //! local epoch, one FedAvg round) so that each takes well under a second in a release build.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::dptune as run;
 use serde_json::Value;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dptune"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 /// A small, fast simulation plus `extra` arguments.
 fn simulate(extra: &[&str]) -> Output {

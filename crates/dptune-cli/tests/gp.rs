@@ -1,12 +1,11 @@
 //! Runs the real `dptune` binary: `dptune gp`.
 
-use std::process::Command;
+#[path = "support/cli.rs"]
+mod cli;
 
+/// Exit code, stdout and stderr of `dptune args`.
 fn dptune(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dptune"))
-        .args(args)
-        .output()
-        .expect("run dptune");
+    let out = cli::dptune(args);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -15,9 +14,7 @@ fn dptune(args: &[&str]) -> (i32, String, String) {
 }
 
 fn tmp(name: &str, contents: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("dptune-gp-{}-{name}", std::process::id()));
-    std::fs::write(&p, contents).unwrap();
-    p
+    cli::temp_file("gp", name, contents)
 }
 
 /// `dptune gp --data <path> --x <x> --y <y> --y-range <yr>` followed by `extra`.

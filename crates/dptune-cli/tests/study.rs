@@ -3,21 +3,15 @@
 //! tables.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::dptune;
 use serde_json::Value;
 
-fn dptune(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dptune"))
-        .args(args)
-        .output()
-        .expect("dptune runs")
-}
-
 fn temp(name: &str, text: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("dptune-study-{}-{name}", std::process::id()));
-    std::fs::write(&p, text).unwrap();
-    p
+    cli::temp_file("study", name, text)
 }
 
 fn synthetic_csv() -> String {

@@ -3,27 +3,15 @@
 //! nothing on stdout).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{dptune, run_json};
 use serde_json::Value;
 
-fn dptune(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dptune"))
-        .args(args)
-        .output()
-        .expect("dptune runs")
-}
-
 fn ok_json(args: &[&str]) -> Value {
-    let mut all = vec!["--json", "tune"];
-    all.extend_from_slice(args);
-    let out = dptune(&all);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    run_json(&[&["tune"], args].concat())
 }
 
 /// A scratch directory for this test's files.

@@ -1,0 +1,39 @@
+//! The real `dptune` binary as the CLI tests run it: its output, its one JSON object, and
+//! scratch files for its inputs.
+
+#![allow(dead_code)] // each including test uses a different subset
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Runs `dptune` with `args`.
+pub fn dptune(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args(args)
+        .output()
+        .expect("dptune runs")
+}
+
+/// Runs `dptune --json <args>`, asserts success and a single line on stdout (one JSON object),
+/// and parses it.
+pub fn run_json(args: &[&str]) -> Value {
+    let all = [&["--json"], args].concat();
+    let out = dptune(&all);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("UTF-8 output");
+    assert_eq!(text.trim().lines().count(), 1, "one JSON object: {text}");
+    serde_json::from_str(&text).expect("JSON output")
+}
+
+/// A file holding `text` in the temp directory, named for this process, `tag` and `name`.
+pub fn temp_file(tag: &str, name: &str, text: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("dptune-{tag}-{}-{name}", std::process::id()));
+    std::fs::write(&p, text).expect("temp file written");
+    p
+}
