@@ -1,9 +1,7 @@
 //! The exponential mechanism, sampled exactly by rejection.
 
 use super::exact::{EmSampler, Levels, Rate};
-use super::{
-    check_epsilon, gap, normalise_log_weights, oriented_scores, Goal, Sensitivity, Snapped,
-};
+use super::{check_epsilon, gap, normalise_log_weights, Goal, Sensitivity, Snapped};
 use crate::error::Result;
 use crate::noise::SecureRng;
 use crate::privacy::convert::mul_up;
@@ -44,9 +42,8 @@ impl ExponentialMechanism {
         epsilon: f64,
         neighbours: Neighbours,
     ) -> Result<Self> {
-        let oriented = oriented_scores(scores, goal)?;
+        let snapped = Snapped::from_scores(scores, goal, sensitivity.delta())?;
         check_epsilon(epsilon)?;
-        let snapped = Snapped::new(&oriented, sensitivity.delta());
         let rate = Rate::new(epsilon, snapped.range_steps(sensitivity.is_monotonic()));
         let guarantee = em_guarantee(epsilon, neighbours)?;
         let sampler = EmSampler::new(&snapped.vals, snapped.max, &rate);

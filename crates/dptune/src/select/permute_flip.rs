@@ -2,7 +2,7 @@
 
 use super::exact::{Levels, Rate};
 use super::quadrature::gauss_legendre_unit;
-use super::{check_epsilon, gap, oriented_scores, Goal, Sensitivity, Snapped};
+use super::{check_epsilon, gap, Goal, Sensitivity, Snapped};
 use crate::error::Result;
 use crate::noise::SecureRng;
 use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
@@ -43,9 +43,8 @@ impl PermuteAndFlip {
         epsilon: f64,
         neighbours: Neighbours,
     ) -> Result<Self> {
-        let oriented = oriented_scores(scores, goal)?;
+        let snapped = Snapped::from_scores(scores, goal, sensitivity.delta())?;
         check_epsilon(epsilon)?;
-        let snapped = Snapped::new(&oriented, sensitivity.delta());
         let rate = Rate::new(epsilon, snapped.range_steps(sensitivity.is_monotonic()));
         Ok(Self {
             levels: rate.levels(),
