@@ -453,7 +453,19 @@ struct SelArgs<'a> {
     beta: f64,
 }
 
+/// Scores are computed from the private data: a NaN among them is a `DataError` (which aborts
+/// a tuning), not an `InvalidParameter` (which a tuner counts as an unusable configuration).
+fn no_nan_scores(scores: &[f64]) -> R<()> {
+    match scores.iter().position(|x| x.is_nan()) {
+        Some(i) => Err(DataError::new_err(format!(
+            "data error in `scores`: element {i} is NaN; scores must be numbers"
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn build(scores: &[f64], a: &SelArgs<'_>) -> R<Built> {
+    no_nan_scores(scores)?;
     let mech: Mechanism = a.mechanism.parse().py()?;
     let mech = mech.as_selection().py()?;
     let goal = goal(a.goal)?;
@@ -691,6 +703,7 @@ fn top_k<'py>(
     seed: Option<Seed<'_>>,
 ) -> R<(Bound<'py, PyArray1<i64>>, PyGuarantee)> {
     let scores = vec_f64("scores", scores)?;
+    no_nan_scores(&scores)?;
     let m = match method {
         "permute-and-flip" => TopKMethod::PermuteAndFlip,
         "gumbel" => TopKMethod::Gumbel,

@@ -91,7 +91,7 @@ def test_errors_carry_the_rust_message_and_a_specific_class():
     assert issubclass(dptune.NoRelease, dptune.DptuneError)
     with pytest.raises(dptune.InvalidParameter, match=r"invalid parameter `epsilon` = -1: must be finite and > 0"):
         dptune.select(SCORES, -1.0)
-    with pytest.raises(dptune.InvalidParameter, match="`scores`"):
+    with pytest.raises(dptune.DataError, match="`scores`"):
         dptune.select(np.array([1.0, np.nan]), 1.0)
     with pytest.raises(dptune.InvalidParameter, match="`scores`"):
         dptune.select(np.array([]), 1.0)
@@ -117,7 +117,7 @@ def test_errors_carry_the_rust_message_and_a_specific_class():
     ],
 )
 def test_bad_arrays_raise_and_do_not_crash(bad):
-    with pytest.raises((dptune.InvalidParameter, TypeError)):
+    with pytest.raises((dptune.InvalidParameter, dptune.DataError, TypeError)):
         dptune.select(bad, 1.0, seed=1)
 
 
@@ -324,3 +324,14 @@ def test_gaussian_release_of_non_finite_values_is_a_data_error():
         dptune.gaussian_release([1.0, math.nan], 1.0, 0.5)
     assert not issubclass(dptune.DataError, dptune.InvalidParameter)
     assert issubclass(dptune.DataError, dptune.DptuneError)
+
+
+def test_nan_scores_are_a_data_error():
+    """Scores are computed from private data: a NaN is a DataError (aborts a tuning), not an
+    InvalidParameter (which the tuner counts as an unusable configuration), as at e99dd64."""
+    bad = SCORES.copy()
+    bad[2] = math.nan
+    with pytest.raises(dptune.DataError, match="`scores`"):
+        dptune.select(bad, 1.0)
+    with pytest.raises(dptune.DataError, match="`scores`"):
+        dptune.top_k(bad, 1.0, 2)
