@@ -180,11 +180,11 @@ class LeakyCandidate(Candidate):
     def __call__(self, config, allowance, seed):
         rho = allowance.rho
         model = clone(self.estimator).set_params(**config, rho=rho)
-        X, labels, classes = model._validate(self.X_train, self.y_train)
-        W = model._solution(X, labels, len(classes))
+        W = exact_minimiser(self.X_train, self.y_train, model.classes, model.C, tol=model.tol)
         noisy, spent = dptune.gaussian_release(W.ravel(), model.sensitivity(), rho, seed=seed)
         W = noisy.reshape(W.shape)
-        model.classes_, model.coef_, model.intercept_ = classes, W[:, :-1], W[:, -1]
+        model.classes_ = np.asarray(model.classes)
+        model.coef_, model.intercept_ = W[:, :-1], W[:, -1]
         model.guarantee_, model.seed = spent, seed  # e99dd64: `seed` in get_params()
         correct = int((model.predict(self.X_val) == self.y_val).sum())
         score, _ = dptune.noisy_count(correct, math.sqrt(2.0 * rho), seed=(seed + 1) % 2**64)
@@ -202,9 +202,9 @@ def exposed_keys(model, known=()):
 
 def attack(model, score, run, known=()):
     """Regenerates the noise from every exposed key: (best distance of the de-noised
-    coefficients to the non-private minimiser, whether some key gives the exact count)."""
-    X, labels, classes = model._validate(run.X_train, run.y_train)
-    exact_w = model._solution(X, labels, len(classes))
+    coefficients to the non-private minimiser, whether some key gives the exact count). Uses
+    only what e99dd64 also had, so the same attack runs against its code."""
+    exact_w = exact_minimiser(run.X_train, run.y_train, list(model.classes), model.C)
     released = np.hstack([model.coef_, model.intercept_[:, None]])
     exact_count = int((model.predict(run.X_val) == run.y_val).sum())
     eps = math.sqrt(2.0 * model.rho)
@@ -221,11 +221,14 @@ def attack(model, score, run, known=()):
 def test_released_model_and_score_carry_no_noise_key(cls, leaks):
     """The audit's attack on a seeded tuning, with an attacker who also knows the tuning's seed
     (hence every run's seed): on the leaky variant (e99dd64's key flow) regenerating the noise
-    recovers the non-private minimiser to 1e-9 and the exact validation count; on the shipped
-    Candidate it recovers neither. Noise per coordinate is σ = Δ/√(2ρ) ≥ 0.44 here; the attack
-    'succeeds' on a fresh OS draw only if 3 regenerated vectors land within 1e-6 of it in every
-    coordinate (probability < 1e-20), or if the regenerated count noise equals the OS count noise
-    for one of ≤ 4 keys in all 25 runs (each ≤ 4·0.16 = 0.64; together < 2e-5)."""
+    recovers the non-private minimiser (up to the solver tolerance, C·tol ≤ 1e-5) and the exact
+    validation count; on the shipped Candidate it recovers neither. Run against e99dd64's own
+    Candidate, the `Candidate` case fails (the attack recovers both). Noise per coordinate is
+    σ = Δ/√(2ρ) ≥ 0.44 here; the attack 'succeeds' on an OS draw only if a regenerated vector
+    lands within 1e-2 of it in all 5 coordinates (≤ 0.013 each, so < 4e-10 per key and < 2e-7
+    over the few hundred keys tried), or if in all 25 runs some key's regenerated count noise
+    equals the OS draw (two discrete Laplace draws at ε = √0.1 agree with probability 0.080; a
+    run with K tasks offers 2K keys; the product over these seeds of min(1, 2K·0.080) is 1e-9)."""
     X, y = make_classification(n_samples=1000, n_features=4, random_state=6)
     run = cls(PrivateLogisticRegression(classes=[0, 1]), X, y, seed=2)
     per_run = dptune.Guarantee.zcdp(0.05)
@@ -240,9 +243,9 @@ def test_released_model_and_score_carry_no_noise_key(cls, leaks):
         dists.append(d)
         hits.append(hit)
     if leaks:
-        assert max(dists) < 1e-6 and all(hits)
+        assert max(dists) < 1e-4 and all(hits)
     else:
-        assert min(dists) > 1e-3 and not all(hits)
+        assert min(dists) > 1e-2 and not all(hits)
         assert "seed" not in best.model.get_params()
 
 
@@ -262,15 +265,16 @@ def test_candidate_validates_data_before_the_split(monkeypatch):
     InvalidParameter, each run became a NaN score and the tuning released "no release"."""
     import dptune.sklearn as sk
 
-    calls = []
-    monkeypatch.setattr(sk, "split_by_coin", lambda *a, **k: calls.append(a))
+    def split_by_coin(*args, **kwargs):
+        raise AssertionError("split_by_coin ran before the data were validated")
+
+    monkeypatch.setattr(sk, "split_by_coin", split_by_coin)
     X, y = make_classification(n_samples=200, random_state=0)
     X[7, 2] = math.nan
     with pytest.raises(dptune.DataError, match="`X`"):
         Candidate(PrivateLogisticRegression(classes=[0, 1]), X, y)
     with pytest.raises(dptune.DataError, match="`y`"):
         Candidate(PrivateLogisticRegression(classes=[0, 2]), np.nan_to_num(X), y)
-    assert calls == []
 
 
 def test_a_data_failure_inside_a_run_aborts_the_tuning_and_releases_nothing():

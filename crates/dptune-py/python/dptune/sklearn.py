@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -58,6 +58,7 @@ from ._core import (
     DptuneError,
     Guarantee,
     InvalidParameter,
+    SeededRun,
     gaussian_release,
     noisy_count,
     split_by_coin,
@@ -338,8 +339,9 @@ class Candidate:
     on the same validation side. Picklable: it can run in a ``ProcessPoolExecutor`` or on a
     Dask/Ray cluster.
 
-    ``seed`` drives the split only (``None``: the operating system). The tuner's per-run seed is
-    not used at all: the fit's and the score's noise come from the operating system, so neither
+    ``seed`` drives the split only (``None``: the operating system; a :class:`dptune.SeededRun`
+    shared with the tuning keeps the split's stream apart from the tuning's). The tuner's per-run
+    seed is not used at all: the fit's and the score's noise come from the operating system, so neither
     the returned model nor the seeds of a (seeded) tuning are a key to them.
     """
 
@@ -350,7 +352,7 @@ class Candidate:
         y: Any,
         *,
         train_fraction: float = 0.5,
-        seed: Optional[int] = None,
+        seed: Union[None, int, SeededRun] = None,
     ):
         if not getattr(estimator, "_dptune_private", False):
             raise InvalidParameter(
