@@ -221,14 +221,17 @@ impl<'py> FromPyObject<'_, 'py> for Seed<'py> {
         if let Ok(run) = obj.cast::<PySeededRun>() {
             return Ok(Seed::Run(run.to_owned()));
         }
-        if obj.is_instance_of::<PyInt>() {
-            // Negative or too large: Python's own OverflowError.
-            return Ok(Seed::Int(obj.extract()?));
+        // Any integer (numpy's too); negative or too large: Python's own OverflowError.
+        match obj.extract::<u64>() {
+            Ok(s) => Ok(Seed::Int(s)),
+            Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => {
+                Err(PyTypeError::new_err(format!(
+                    "seed must be None, an int or a dptune.SeededRun, not {}",
+                    type_name(&obj)
+                )))
+            }
+            Err(e) => Err(e),
         }
-        Err(PyTypeError::new_err(format!(
-            "seed must be None, an int or a dptune.SeededRun, not {}",
-            type_name(&obj)
-        )))
     }
 }
 

@@ -315,6 +315,8 @@ def test_seeded_run_is_accepted_wherever_a_seed_is():
     assert run.releases == 4
     with pytest.raises(TypeError, match="SeededRun"):
         dptune.noisy_count(1, 1.0, seed="7")
+    # numpy integers are integer seeds, as before.
+    assert dptune.noisy_count(1, 1.0, seed=np.int64(7)) == dptune.noisy_count(1, 1.0, seed=7)
 
 
 def test_gaussian_release_of_non_finite_values_is_a_data_error():
