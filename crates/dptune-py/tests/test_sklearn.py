@@ -311,14 +311,20 @@ def test_a_solver_that_cannot_certify_aborts_instead_of_becoming_a_score(monkeyp
     assert not isinstance(info.value, dptune.InvalidParameter)
 
 
-@pytest.mark.parametrize("C", [1e-4, 1.0, 1e4])
+@pytest.mark.parametrize("C", [1e-4, 1.0, 1e4, 1e10])
 def test_fit_after_validation_certifies_on_hard_data(C):
-    """Data that passed validation do not make fit fail: separable data at weak
-    regularisation, one class absent, duplicated rows, rows far outside the norm bound."""
+    """Data that passed validation do not make fit fail, nor print anything (a warning some
+    data trigger would be a release): separable data at weak regularisation, one class absent,
+    duplicated rows, rows far outside the norm bound. At e99dd64 the binary sigmoid overflowed
+    with a RuntimeWarning on the separable data at C = 1e10."""
+    import warnings
+
     rng = np.random.default_rng(3)
     X = rng.normal(size=(500, 3)) * 1e6
     y = (X[:, 0] > 0).astype(int)
     cases = [(X, y), (X, np.zeros(500, int)), (np.repeat(X[:2], 250, axis=0), np.repeat(y[:2], 250))]
     for XX, yy in cases:
-        m = PrivateLogisticRegression(classes=[0, 1], C=C).fit(XX, yy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            m = PrivateLogisticRegression(classes=[0, 1], C=C).fit(XX, yy)
         assert np.isfinite(m.coef_).all() and m.guarantee_.rho <= 0.1

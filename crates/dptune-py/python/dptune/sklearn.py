@@ -106,7 +106,7 @@ class _Objective:
     def _probs(self, W: np.ndarray) -> np.ndarray:
         A = self.Z @ W.T
         if self.binary:
-            return 1.0 / (1.0 + np.exp(-A[:, 0]))
+            return 0.5 * (1.0 + np.tanh(0.5 * A[:, 0]))  # the sigmoid, without overflow
         A -= A.max(axis=1, keepdims=True)
         E = np.exp(A)
         return E / E.sum(axis=1, keepdims=True)
@@ -291,15 +291,17 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         obj = _Objective(Z, labels, n_classes, float(self.C))
         k = 1 if n_classes == 2 else n_classes
         W = np.zeros((k, Z.shape[1]))
-        if len(np.unique(labels)) == n_classes:
-            # scikit-learn does the bulk of the optimisation (its objective is C·F); the
-            # refinement below only has to verify it, or finish it. Its warnings say nothing
-            # the refinement does not check.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+        # Nothing here may print: a warning that some data trigger and others do not would be
+        # a release. scikit-learn's warnings (convergence) say nothing the refinement does not
+        # check, and a floating-point exception shows up in the certified residual.
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            if len(np.unique(labels)) == n_classes:
+                # scikit-learn does the bulk of the optimisation (its objective is C·F); the
+                # refinement below only has to verify it, or finish it.
                 solver = LogisticRegression(C=float(self.C), fit_intercept=False, max_iter=1000)
                 W = solver.fit(Z, labels).coef_.reshape(k, -1).astype(np.float64)
-        return _refine(obj, W, float(self.tol))
+            return _refine(obj, W, float(self.tol))
 
     def fit(self, X: Any, y: Any) -> "PrivateLogisticRegression":
         X, labels, classes = self._validate(X, y)
