@@ -50,6 +50,7 @@ import warnings
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 
@@ -106,7 +107,7 @@ class _Objective:
     def _probs(self, W: np.ndarray) -> np.ndarray:
         A = self.Z @ W.T
         if self.binary:
-            return 0.5 * (1.0 + np.tanh(0.5 * A[:, 0]))  # the sigmoid, without overflow
+            return expit(A[:, 0])  # the sigmoid, accurate on both tails and without overflow
         A -= A.max(axis=1, keepdims=True)
         E = np.exp(A)
         return E / E.sum(axis=1, keepdims=True)
