@@ -48,6 +48,14 @@ create_exception!(
 );
 create_exception!(
     _core,
+    DataError,
+    DptuneError,
+    "The private data are malformed (non-finite values, undeclared labels, wrong shape). Raised \
+     by validation before any mechanism runs, so nothing was released; inside a tuning it aborts \
+     the whole tuning (it is never turned into a score)."
+);
+create_exception!(
+    _core,
     NoRelease,
     DptuneError,
     "The mechanism cannot release anything under the given public inputs."
@@ -62,6 +70,7 @@ fn err(e: Error) -> PyErr {
         }
         Error::BudgetExceeded { .. } => BudgetExceeded::new_err(msg),
         Error::NoRelease { .. } => NoRelease::new_err(msg),
+        Error::Data { .. } => DataError::new_err(msg),
         _ => DptuneError::new_err(msg),
     }
 }
@@ -199,10 +208,88 @@ fn goal(s: &str) -> R<Goal> {
     }
 }
 
-fn rng_from(seed: Option<u64>) -> R<SecureRng> {
+/// The `seed` argument of a randomised function: an integer keys that one release; a
+/// [`PySeededRun`] hands each release its own substream.
+enum Seed<'py> {
+    Int(u64),
+    Run(Bound<'py, PySeededRun>),
+}
+
+impl<'py> FromPyObject<'_, 'py> for Seed<'py> {
+    type Error = PyErr;
+    fn extract(obj: pyo3::Borrowed<'_, 'py, PyAny>) -> R<Self> {
+        if let Ok(run) = obj.cast::<PySeededRun>() {
+            return Ok(Seed::Run(run.to_owned()));
+        }
+        // Any integer (numpy's too); negative or too large: Python's own OverflowError.
+        match obj.extract::<u64>() {
+            Ok(s) => Ok(Seed::Int(s)),
+            Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => {
+                Err(PyTypeError::new_err(format!(
+                    "seed must be None, an int or a dptune.SeededRun, not {}",
+                    type_name(&obj)
+                )))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The generator of one release: the operating system (private), or a research key.
+fn rng_from(seed: Option<Seed<'_>>) -> R<SecureRng> {
     match seed {
-        Some(s) => Ok(SecureRng::seeded(s)),
         None => SecureRng::from_os().py(),
+        Some(Seed::Int(s)) => Ok(SecureRng::seeded(s)),
+        Some(Seed::Run(run)) => Ok(run.get().next_release()),
+    }
+}
+
+/// A seeded research run (NOT PRIVATE, whoever holds the seed): a reproducible source of one
+/// independent noise stream per release. Release i of the run (counted in call order) draws from
+/// stream i of `SecureRng::seeded(seed)`, so two releases of one run never share noise, as they
+/// do when the same integer seed is passed twice (the noise then cancels in their difference).
+/// Even with a secret seed this is not private: the same seed on two neighbouring datasets gives
+/// the same noise on both, so the difference of the two outputs is exact.
+#[pyclass(module = "dptune._core", name = "SeededRun", frozen)]
+struct PySeededRun {
+    seed: u64,
+    streams: dptune::noise::Streams,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl PySeededRun {
+    fn next_release(&self) -> SecureRng {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.streams.get(i)
+    }
+}
+
+#[pymethods]
+impl PySeededRun {
+    #[new]
+    fn new(seed: u64) -> Self {
+        Self {
+            seed,
+            streams: SecureRng::seeded(seed).streams(),
+            next: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+    /// The seed (a research run's key is not secret: it is how the run is reproduced).
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// How many releases have drawn from this run so far.
+    #[getter]
+    fn releases(&self) -> u64 {
+        self.next.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "SeededRun(seed={}, releases={}) [NOT PRIVATE: research run]",
+            self.seed,
+            self.releases()
+        )
     }
 }
 
@@ -369,7 +456,19 @@ struct SelArgs<'a> {
     beta: f64,
 }
 
+/// Scores are computed from the private data: a NaN among them is a `DataError` (which aborts
+/// a tuning), not an `InvalidParameter` (which a tuner counts as an unusable configuration).
+fn no_nan_scores(scores: &[f64]) -> R<()> {
+    match scores.iter().position(|x| x.is_nan()) {
+        Some(i) => Err(DataError::new_err(format!(
+            "data error in `scores`: element {i} is NaN; scores must be numbers"
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn build(scores: &[f64], a: &SelArgs<'_>) -> R<Built> {
+    no_nan_scores(scores)?;
     let mech: Mechanism = a.mechanism.parse().py()?;
     let mech = mech.as_selection().py()?;
     let goal = goal(a.goal)?;
@@ -466,7 +565,7 @@ fn select_index(
     delta: Option<f64>,
     sensitivities: Option<&Bound<'_, PyAny>>,
     beta: f64,
-    seed: Option<u64>,
+    seed: Option<Seed<'_>>,
 ) -> R<(usize, PyGuarantee)> {
     let sensitivities = sensitivities
         .map(|s| vec_f64("sensitivities", s))
@@ -504,12 +603,14 @@ fn select_index(
     Ok((i, g(spent)))
 }
 
-/// The exact selection probabilities of the implemented mechanism.
+/// NOT PRIVATE: the exact selection probabilities of the implemented mechanism on the raw
+/// scores (no noise, no guarantee). Wrapped by `dptune.nonprivate_selection_probabilities`,
+/// which labels the result.
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
     goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1))]
 #[allow(clippy::too_many_arguments)]
-fn selection_probabilities<'py>(
+fn _selection_probabilities<'py>(
     py: Python<'py>,
     scores: &Bound<'py, PyAny>,
     epsilon: f64,
@@ -602,9 +703,10 @@ fn top_k<'py>(
     monotonic: bool,
     goal: &str,
     neighbours: &str,
-    seed: Option<u64>,
+    seed: Option<Seed<'_>>,
 ) -> R<(Bound<'py, PyArray1<i64>>, PyGuarantee)> {
     let scores = vec_f64("scores", scores)?;
+    no_nan_scores(&scores)?;
     let m = match method {
         "permute-and-flip" => TopKMethod::PermuteAndFlip,
         "gumbel" => TopKMethod::Gumbel,
@@ -718,15 +820,22 @@ fn dpsgd_epsilon(sampling_rate: f64, noise_multiplier: f64, steps: u64, delta: f
 }
 
 /// An exact noisy count: `count` + discrete Laplace noise of scale 1/ε rounded up (Canonne,
-/// Kamath & Steinke, arXiv 2004.00010, Alg. 2). A count has sensitivity 1 under add/remove-one,
-/// so this is ε-DP (Dwork–Roth Thm 3.6); returns (noisy count, guarantee).
+/// Kamath & Steinke, arXiv 2004.00010, Alg. 2). A count changes by at most 1 when one record is
+/// added or removed, and by at most 1 when one is replaced, so this is ε-DP under either
+/// relation (Dwork–Roth Thm 3.6); the guarantee carries the `neighbours` the caller names.
+/// Returns (noisy count, guarantee).
 #[pyfunction]
-#[pyo3(signature = (count, epsilon, *, seed=None))]
-fn noisy_count(count: i64, epsilon: f64, seed: Option<u64>) -> R<(i64, PyGuarantee)> {
+#[pyo3(signature = (count, epsilon, *, neighbours="add-remove", seed=None))]
+fn noisy_count(
+    count: i64,
+    epsilon: f64,
+    neighbours: &str,
+    seed: Option<Seed<'_>>,
+) -> R<(i64, PyGuarantee)> {
     dptune::error::check_positive("epsilon", epsilon).py()?;
+    let spent = Guarantee::pure(epsilon, self::neighbours(neighbours)?).py()?;
     let noise = dptune::noise::DiscreteLaplace::from_scale_f64((1.0 / epsilon).next_up()).py()?;
     let mut rng = rng_from(seed)?;
-    let spent = Guarantee::pure(epsilon, Neighbours::AddRemove).py()?;
     Ok((count.saturating_add(noise.sample(&mut rng)), g(spent)))
 }
 
@@ -743,7 +852,7 @@ fn split_by_coin<'py>(
     py: Python<'py>,
     n: usize,
     fraction: f64,
-    seed: Option<u64>,
+    seed: Option<Seed<'_>>,
 ) -> R<(Indices<'py>, Indices<'py>)> {
     let mut rng = rng_from(seed)?;
     let s = tune::split_by_coin(n, fraction, &mut rng).py()?;
@@ -751,23 +860,34 @@ fn split_by_coin<'py>(
     Ok((idx(s.first), idx(s.second)))
 }
 
-/// Gaussian noise on a vector of L2 sensitivity `sensitivity`, calibrated to a ρ-zCDP allowance:
-/// exact discrete Gaussian noise on a power-of-two grid with the rounding charged
-/// (`noise::GridGaussian::within_rho`); returns (noisy values, guarantee with ρ' ≤ ρ).
+/// Gaussian noise on a vector of L2 sensitivity `sensitivity` (under the caller's
+/// `neighbours` relation, which the guarantee carries), calibrated to a ρ-zCDP allowance: exact
+/// discrete Gaussian noise on a power-of-two grid with the rounding charged
+/// (`noise::GridGaussian::within_rho`); returns (noisy values, guarantee with ρ' ≤ ρ). The
+/// values are the private data: a non-finite one is a `DataError`, checked before any noise is
+/// drawn.
 #[pyfunction]
-#[pyo3(signature = (values, sensitivity, rho, *, seed=None))]
+#[pyo3(signature = (values, sensitivity, rho, *, neighbours="add-remove", seed=None))]
 fn gaussian_release<'py>(
     py: Python<'py>,
     values: &Bound<'py, PyAny>,
     sensitivity: f64,
     rho: f64,
-    seed: Option<u64>,
+    neighbours: &str,
+    seed: Option<Seed<'_>>,
 ) -> R<(Bound<'py, PyArray1<f64>>, PyGuarantee)> {
     let v = vec_f64("values", values)?;
+    let nb = self::neighbours(neighbours)?;
     let mech = dptune::noise::GridGaussian::within_rho(sensitivity, rho, v.len().max(1)).py()?;
+    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+        return Err(DataError::new_err(format!(
+            "data error in `values`: element {i} is {}; the released values must be finite",
+            v[i]
+        )));
+    }
     let mut rng = rng_from(seed)?;
     let out = mech.release_vec(&mut rng, &v).py()?;
-    let spent = Guarantee::zcdp(mech.rho(), Neighbours::AddRemove).py()?;
+    let spent = Guarantee::zcdp(mech.rho(), nb).py()?;
     Ok((PyArray1::from_vec(py, out), g(spent)))
 }
 
@@ -1045,7 +1165,7 @@ fn _plan_tuning(
     threshold: Option<f64>,
     cap: Option<u64>,
     cap_delta: f64,
-    seed: Option<u64>,
+    seed: Option<Seed<'_>>,
 ) -> R<TuningPlan> {
     let space = space_from(space)?;
     let runs = if method == "exhaustive" {
@@ -1383,7 +1503,7 @@ fn noisy_vote<'py>(
 /// The index of the largest count, ties broken uniformly at random.
 #[pyfunction]
 #[pyo3(signature = (counts, *, seed=None))]
-fn select_argmax(counts: &Bound<'_, PyAny>, seed: Option<u64>) -> R<usize> {
+fn select_argmax(counts: &Bound<'_, PyAny>, seed: Option<Seed<'_>>) -> R<usize> {
     let c = vec_i64("counts", counts)?;
     let mut rng = rng_from(seed)?;
     vote::select_argmax(&c, &mut rng).py()
@@ -1523,6 +1643,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidParameter", py.get_type::<InvalidParameter>())?;
     m.add("BudgetExceeded", py.get_type::<BudgetExceeded>())?;
     m.add("NoRelease", py.get_type::<NoRelease>())?;
+    m.add("DataError", py.get_type::<DataError>())?;
+    m.add_class::<PySeededRun>()?;
     m.add_class::<PyGuarantee>()?;
     m.add_class::<PyRepeats>()?;
     m.add_class::<TuningPlan>()?;
@@ -1531,7 +1653,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySecAggServer>()?;
     for f in [
         wrap_pyfunction!(select_index, m)?,
-        wrap_pyfunction!(selection_probabilities, m)?,
+        wrap_pyfunction!(_selection_probabilities, m)?,
         wrap_pyfunction!(selection_cost, m)?,
         wrap_pyfunction!(top_k, m)?,
         wrap_pyfunction!(_time_select_rust, m)?,

@@ -35,7 +35,8 @@ def test_selection_guarantee_and_probabilities():
     i, g = dptune.select(SCORES, 1.0, seed=3)
     assert 0 <= i < len(SCORES)
     assert g.pure_epsilon == 1.0 and g.rho == 0.125 and "add/remove" in g.neighbours
-    p = dptune.selection_probabilities(SCORES, 1.0, sensitivity=0.1)
+    diag = dptune.nonprivate_selection_probabilities(SCORES, 1.0, sensitivity=0.1)
+    p = diag.value
     assert isinstance(p, np.ndarray) and p.dtype == np.float64
     assert abs(p.sum() - 1.0) < 1e-12 and p.argmax() == 3
     # R = 2Δ = 0.2, ε = 1: p ∝ exp(5·u)
@@ -90,7 +91,7 @@ def test_errors_carry_the_rust_message_and_a_specific_class():
     assert issubclass(dptune.NoRelease, dptune.DptuneError)
     with pytest.raises(dptune.InvalidParameter, match=r"invalid parameter `epsilon` = -1: must be finite and > 0"):
         dptune.select(SCORES, -1.0)
-    with pytest.raises(dptune.InvalidParameter, match="`scores`"):
+    with pytest.raises(dptune.DataError, match="`scores`"):
         dptune.select(np.array([1.0, np.nan]), 1.0)
     with pytest.raises(dptune.InvalidParameter, match="`scores`"):
         dptune.select(np.array([]), 1.0)
@@ -116,7 +117,7 @@ def test_errors_carry_the_rust_message_and_a_specific_class():
     ],
 )
 def test_bad_arrays_raise_and_do_not_crash(bad):
-    with pytest.raises((dptune.InvalidParameter, TypeError)):
+    with pytest.raises((dptune.InvalidParameter, dptune.DataError, TypeError)):
         dptune.select(bad, 1.0, seed=1)
 
 
@@ -230,3 +231,109 @@ def test_split_by_coin_is_a_seeded_partition_and_refuses_bad_input():
         dptune.split_by_coin(10, 1.0)
     with pytest.raises(dptune.NoRelease, match="empty"):
         dptune.split_by_coin(1, 0.5, seed=0)  # one record: a side is always empty
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 13, finding 14 (Python part): labels of non-private diagnostics and neighbour relations.
+
+def test_selection_probabilities_are_a_labelled_non_private_diagnostic():
+    """The exact probabilities are a deterministic function of the raw scores: they must not
+    look like a release (no ``(value, guarantee)`` pair, no unlabelled array) and must say NOT
+    PRIVATE in their name, their type and their repr. At e99dd64 ``dptune.selection_probabilities``
+    returned a bare array."""
+    assert not hasattr(dptune, "selection_probabilities")
+    diag = dptune.nonprivate_selection_probabilities(SCORES, 1.0, sensitivity=0.1)
+    assert isinstance(diag, dptune.NotPrivate) and not isinstance(diag, tuple)
+    assert diag.label == "NOT PRIVATE" and "NOT PRIVATE" in repr(diag)
+    assert "NOT PRIVATE" in dptune.nonprivate_selection_probabilities.__doc__
+    assert not any(isinstance(v, dptune.Guarantee) for v in vars(diag).values())
+
+
+@pytest.mark.parametrize("neighbours, label", [("add-remove", "add/remove-one"),
+                                               ("replace", "replace-one")])
+def test_noisy_count_and_gaussian_release_report_the_neighbour_relation(neighbours, label):
+    """At e99dd64 both always reported add/remove-one (and had no ``neighbours`` parameter)."""
+    _, g = dptune.noisy_count(10, 1.0, neighbours=neighbours)
+    assert g.neighbours == label and g.pure_epsilon == 1.0
+    _, g = dptune.gaussian_release([1.0, 2.0], 1.0, 0.5, neighbours=neighbours)
+    assert g.neighbours == label and g.rho <= 0.5
+    # Both default to add/remove-one, as before.
+    assert dptune.noisy_count(10, 1.0)[1].neighbours == "add/remove-one"
+    with pytest.raises(dptune.InvalidParameter, match="`neighbours`"):
+        dptune.noisy_count(10, 1.0, neighbours="swap")
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 13, finding 9: seeded runs are research runs, and no two releases of one share noise.
+
+def test_same_integer_seed_on_neighbouring_counts_cancels_exactly():
+    """Why a seeded run is not private even with a secret seed: the same seed on neighbouring
+    datasets draws the same noise, so the difference of the outputs is the exact difference."""
+    for seed in range(20):
+        a, _ = dptune.noisy_count(100, 1.0, seed=seed)
+        b, _ = dptune.noisy_count(101, 1.0, seed=seed)
+        assert b - a == 1
+
+
+def test_releases_within_one_seeded_run_draw_different_streams():
+    """Two releases keyed by one SeededRun use different noise streams, so their noise does not
+    cancel; the same run replayed gives the same outputs (reproducible research). The leaky
+    variant, the same integer seed for both releases, is rejected by the same check. False
+    failure: two independent grid-Gaussian vectors of 64 coordinates agreeing everywhere has
+    probability far below 1e-100."""
+    zeros = np.zeros(64)
+
+    def noises(seed):
+        first, _ = dptune.gaussian_release(zeros, 1.0, 0.5, seed=seed)
+        second, _ = dptune.gaussian_release(zeros, 1.0, 0.5, seed=seed)
+        return first, second
+
+    run = dptune.SeededRun(7)
+    first, second = noises(run)
+    assert run.releases == 2 and "NOT PRIVATE" in repr(run)
+    assert not np.array_equal(first, second)
+    replay = noises(dptune.SeededRun(7))
+    np.testing.assert_array_equal(replay[0], first)
+    np.testing.assert_array_equal(replay[1], second)
+    # The leaky variant: one integer seed for two releases reuses the stream.
+    leaky_first, leaky_second = noises(7)
+    np.testing.assert_array_equal(leaky_first, leaky_second)
+    # Counts within one run do not cancel either: over 20 runs the noise differs somewhere.
+    diffs = set()
+    for s in range(20):
+        r = dptune.SeededRun(s)
+        diffs.add(dptune.noisy_count(101, 1.0, seed=r)[0] - dptune.noisy_count(100, 1.0, seed=r)[0])
+    assert diffs != {1}
+
+
+def test_seeded_run_is_accepted_wherever_a_seed_is():
+    run = dptune.SeededRun(3)
+    dptune.select(SCORES, 1.0, seed=run)
+    dptune.top_k(SCORES, 1.0, 2, seed=run)
+    dptune.split_by_coin(100, 0.5, seed=run)
+    dptune.select_argmax([1, 3, 3], seed=run)
+    assert run.releases == 4
+    with pytest.raises(TypeError, match="SeededRun"):
+        dptune.noisy_count(1, 1.0, seed="7")
+    # numpy integers are integer seeds, as before.
+    assert dptune.noisy_count(1, 1.0, seed=np.int64(7)) == dptune.noisy_count(1, 1.0, seed=7)
+
+
+def test_gaussian_release_of_non_finite_values_is_a_data_error():
+    """At e99dd64 a NaN in the released values raised InvalidParameter, which the tuner turned
+    into an unusable run (NaN score): a data-dependent failure hidden as a score."""
+    with pytest.raises(dptune.DataError, match="`values`"):
+        dptune.gaussian_release([1.0, math.nan], 1.0, 0.5)
+    assert not issubclass(dptune.DataError, dptune.InvalidParameter)
+    assert issubclass(dptune.DataError, dptune.DptuneError)
+
+
+def test_nan_scores_are_a_data_error():
+    """Scores are computed from private data: a NaN is a DataError (aborts a tuning), not an
+    InvalidParameter (which the tuner counts as an unusable configuration), as at e99dd64."""
+    bad = SCORES.copy()
+    bad[2] = math.nan
+    with pytest.raises(dptune.DataError, match="`scores`"):
+        dptune.select(bad, 1.0)
+    with pytest.raises(dptune.DataError, match="`scores`"):
+        dptune.top_k(bad, 1.0, 2)

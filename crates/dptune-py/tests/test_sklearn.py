@@ -79,7 +79,7 @@ def test_neighbouring_minimisers_move_at_most_the_charged_sensitivity(classes):
 
 def test_fit_releases_noisy_coefficients_with_the_guarantee():
     X, y = make_classification(n_samples=2000, n_features=6, random_state=3)
-    m = PrivateLogisticRegression(classes=[0, 1], C=0.05, rho=0.5, seed=11).fit(X, y)
+    m = PrivateLogisticRegression(classes=[0, 1], C=0.05, rho=0.5).fit(X, y)
     assert m.guarantee_.rho <= 0.5
     assert m.coef_.shape == (1, 6) and m.intercept_.shape == (1,)
     W = exact_minimiser(X, y, [0, 1], 0.05)
@@ -89,8 +89,9 @@ def test_fit_releases_noisy_coefficients_with_the_guarantee():
     assert np.all(np.abs(noise) < 6 * 0.0708)
     assert np.any(noise != 0.0)
     assert m.score(X, y) > 0.8
-    again = PrivateLogisticRegression(classes=[0, 1], C=0.05, rho=0.5, seed=11).fit(X, y)
-    np.testing.assert_array_equal(again.coef_, m.coef_)
+    # Operating-system noise: a second fit draws different noise.
+    again = PrivateLogisticRegression(classes=[0, 1], C=0.05, rho=0.5).fit(X, y)
+    assert not np.array_equal(again.coef_, m.coef_)
 
 
 def test_multiclass_labels_are_mapped_through_declared_classes():
@@ -98,28 +99,34 @@ def test_multiclass_labels_are_mapped_through_declared_classes():
         n_samples=3000, n_features=8, n_informative=6, n_classes=3, class_sep=2.0, random_state=5
     )
     labels = np.array(["a", "b", "c"])[y]
-    m = PrivateLogisticRegression(classes=["c", "a", "b"], C=1.0, rho=2.0, seed=1).fit(X, labels)
+    m = PrivateLogisticRegression(classes=["c", "a", "b"], C=1.0, rho=2.0).fit(X, labels)
     assert m.coef_.shape == (3, 8)
     assert set(m.predict(X)) <= {"a", "b", "c"}
     assert m.score(X, labels) > 0.6
 
 
 @pytest.mark.parametrize(
-    "params, X, y, name",
+    "params, X, y, name, error",
     [
-        (dict(classes=None), [[0.0]], [0], "classes"),
-        (dict(classes=[1]), [[0.0]], [1], "classes"),
-        (dict(classes=[0, 1], C=-1.0), [[0.0]], [0], "C"),
-        (dict(classes=[0, 1], rho=math.nan), [[0.0]], [0], "rho"),
-        (dict(classes=[0, 1]), [[math.nan]], [0], "X"),
-        (dict(classes=[0, 1]), [0.0, 1.0], [0, 1], "X"),
-        (dict(classes=[0, 1]), [[0.0], [1.0]], [0, 2], "y"),
-        (dict(classes=[0, 1]), [[0.0], [1.0]], [0], "y"),
+        (dict(classes=None), [[0.0]], [0], "classes", dptune.InvalidParameter),
+        (dict(classes=[1]), [[0.0]], [1], "classes", dptune.InvalidParameter),
+        (dict(classes=[0, 1], C=-1.0), [[0.0]], [0], "C", dptune.InvalidParameter),
+        (dict(classes=[0, 1], rho=math.nan), [[0.0]], [0], "rho", dptune.InvalidParameter),
+        (dict(classes=[0, 1]), [[math.nan]], [0], "X", dptune.DataError),
+        (dict(classes=[0, 1]), [0.0, 1.0], [0, 1], "X", dptune.DataError),
+        (dict(classes=[0, 1]), [[0.0], [1.0]], [0, 2], "y", dptune.DataError),
+        (dict(classes=[0, 1]), [[0.0], [1.0]], [0], "y", dptune.DataError),
+        (dict(classes=["a", "b"]), [[0.0], [1.0]], [0, 1], "y", dptune.DataError),
     ],
 )
-def test_bad_input_is_a_typed_error_naming_the_parameter(params, X, y, name):
-    with pytest.raises(dptune.InvalidParameter, match=f"`{name}`"):
+def test_bad_input_is_a_typed_error_naming_the_parameter(params, X, y, name, error):
+    """Parameters are InvalidParameter; malformed data are DataError (never InvalidParameter,
+    which the tuner would count as a data-independent unusable run)."""
+    with pytest.raises(error, match=f"`{name}`"):
         PrivateLogisticRegression(**params).fit(X, y)
+    if error is dptune.DataError:
+        with pytest.raises(error, match=f"`{name}`"):
+            Candidate(PrivateLogisticRegression(**params), X, y)
 
 
 def test_candidate_refuses_plain_estimators_and_non_zcdp_allowances():
@@ -144,16 +151,180 @@ def test_candidate_splits_by_coin_and_spends_the_allowance_once():
     assert pickle.loads(pickle.dumps(run)).y_val.tolist() == run.y_val.tolist()
 
 
-def test_tuning_through_a_process_pool_equals_the_sequential_tuning():
+def test_tuning_through_a_process_pool_runs_the_same_plan():
+    """A seeded tuning draws the same plan (K, configurations) sequentially or in a process
+    pool; the privacy noise comes from the operating system, so only the plan is reproducible:
+    the released configuration is one of the plan's and the guarantee is the same."""
     X, y = make_classification(n_samples=2000, n_features=8, random_state=2)
     run = Candidate(PrivateLogisticRegression(classes=[0, 1]), X, y, seed=3)
-    kwargs = dict(
-        per_run=dptune.Guarantee.zcdp(0.05), repeats=dptune.Repeats.geometric(0.2), seed=8
-    )
+    per_run = dptune.Guarantee.zcdp(0.05)
+    kwargs = dict(per_run=per_run, repeats=dptune.Repeats.geometric(0.2), seed=8)
     space = {"C": ("log-uniform", 0.001, 10.0)}
+    plan = dptune._core._plan_tuning(space, per_run, repeats=kwargs["repeats"], seed=8)
+    configs = [c for (_, c, _) in plan.tasks()]
     seq = dptune.tune(run, space, **kwargs)
     with ProcessPoolExecutor(max_workers=2) as ex:
         par = dptune.tune(run, space, executor=ex, **kwargs)
-    assert par.config == seq.config and par.score == seq.score
-    np.testing.assert_array_equal(par.model.coef_, seq.model.coef_)
-    assert par.guarantee == seq.guarantee
+    assert seq.config in configs and par.config in configs
+    assert par.model.guarantee_.rho <= 0.05 and par.guarantee == seq.guarantee
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 13, finding 1: no released object carries a key to the privacy noise.
+
+class LeakyCandidate(Candidate):
+    """The key flow of e99dd64, kept as the wrong variant the attack must break: the run's seed
+    keys the fit's Gaussian noise and stays on the released model, and seed + 1 keys the score's
+    noise."""
+
+    def __call__(self, config, allowance, seed):
+        rho = allowance.rho
+        model = clone(self.estimator).set_params(**config, rho=rho)
+        W = exact_minimiser(self.X_train, self.y_train, model.classes, model.C, tol=model.tol)
+        noisy, spent = dptune.gaussian_release(W.ravel(), model.sensitivity(), rho, seed=seed)
+        W = noisy.reshape(W.shape)
+        model.classes_ = np.asarray(model.classes)
+        model.coef_, model.intercept_ = W[:, :-1], W[:, -1]
+        model.guarantee_, model.seed = spent, seed  # e99dd64: `seed` in get_params()
+        correct = int((model.predict(self.X_val) == self.y_val).sum())
+        score, _ = dptune.noisy_count(correct, math.sqrt(2.0 * rho), seed=(seed + 1) % 2**64)
+        return model, score
+
+
+def exposed_keys(model, known=()):
+    """Every integer an attacker can read off the released model (its attributes and
+    ``get_params()``), plus the seeds it knows (a seeded tuning's per-run seeds), each also + 1."""
+    found = [v for v in list(vars(model).values()) + list(model.get_params().values())
+             if isinstance(v, (int, np.integer)) and not isinstance(v, bool)]
+    keys = {int(k) % 2**64 for k in list(found) + list(known)}
+    return keys | {(k + 1) % 2**64 for k in keys}
+
+
+def attack(model, score, run, known=()):
+    """Regenerates the noise from every exposed key: (best distance of the de-noised
+    coefficients to the non-private minimiser, whether some key gives the exact count). Uses
+    only what e99dd64 also had, so the same attack runs against its code."""
+    exact_w = exact_minimiser(run.X_train, run.y_train, list(model.classes), model.C)
+    released = np.hstack([model.coef_, model.intercept_[:, None]])
+    exact_count = int((model.predict(run.X_val) == run.y_val).sum())
+    eps = math.sqrt(2.0 * model.rho)
+    best, count_hit = math.inf, False
+    for key in exposed_keys(model, known):
+        noise, _ = dptune.gaussian_release(np.zeros(released.size), model.sensitivity(),
+                                           model.rho, seed=key)
+        best = min(best, float(np.abs(released - noise.reshape(released.shape) - exact_w).max()))
+        count_hit |= score - dptune.noisy_count(0, eps, seed=key)[0] == exact_count
+    return best, count_hit
+
+
+@pytest.mark.parametrize("cls, leaks", [(LeakyCandidate, True), (Candidate, False)])
+def test_released_model_and_score_carry_no_noise_key(cls, leaks):
+    """The audit's attack on a seeded tuning, with an attacker who also knows the tuning's seed
+    (hence every run's seed): on the leaky variant (e99dd64's key flow) regenerating the noise
+    recovers the non-private minimiser (up to the solver tolerance, C·tol ≤ 1e-5) and the exact
+    validation count; on the shipped Candidate it recovers neither. Run against e99dd64's own
+    Candidate, the `Candidate` case fails (the attack recovers both). Noise per coordinate is
+    σ = Δ/√(2ρ) ≥ 0.44 here; the attack 'succeeds' on an OS draw only if a regenerated vector
+    lands within 1e-2 of it in all 5 coordinates (≤ 0.013 each, so < 4e-10 per key and < 2e-7
+    over the few hundred keys tried), or if in all 25 runs some key's regenerated count noise
+    equals the OS draw (two discrete Laplace draws at ε = √0.1 agree with probability 0.080; a
+    run with K tasks offers 2K keys; the product over these seeds of min(1, 2K·0.080) is 1e-9)."""
+    X, y = make_classification(n_samples=1000, n_features=4, random_state=6)
+    run = cls(PrivateLogisticRegression(classes=[0, 1]), X, y, seed=2)
+    per_run = dptune.Guarantee.zcdp(0.05)
+    repeats = dptune.Repeats.geometric(0.3)
+    space = {"C": ("log-uniform", 0.1, 10.0)}
+    dists, hits = [], []
+    for tune_seed in range(25):
+        plan = dptune._core._plan_tuning(space, per_run, repeats=repeats, seed=tune_seed)
+        known = [s for (_, _, s) in plan.tasks()]
+        best = dptune.tune(run, space, per_run=per_run, repeats=repeats, seed=tune_seed)
+        d, hit = attack(best.model, best.score, run, known)
+        dists.append(d)
+        hits.append(hit)
+    if leaks:
+        assert max(dists) < 1e-4 and all(hits)
+    else:
+        assert min(dists) > 1e-2 and not all(hits)
+        assert "seed" not in best.model.get_params()
+
+
+def test_private_estimator_has_no_noise_seed():
+    """e99dd64's PrivateLogisticRegression took `seed` and kept it in get_params()."""
+    assert "seed" not in PrivateLogisticRegression(classes=[0, 1]).get_params()
+    with pytest.raises(TypeError):
+        PrivateLogisticRegression(classes=[0, 1], seed=3)
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 13, finding 7: data are validated before any mechanism; a data failure in a run aborts.
+
+def test_candidate_validates_data_before_the_split(monkeypatch):
+    """A NaN feature or an undeclared label is a DataError raised before split_by_coin (the
+    first randomised step) runs; at e99dd64 the NaN surfaced inside every run's fit as
+    InvalidParameter, each run became a NaN score and the tuning released "no release"."""
+    import dptune.sklearn as sk
+
+    def split_by_coin(*args, **kwargs):
+        raise AssertionError("split_by_coin ran before the data were validated")
+
+    monkeypatch.setattr(sk, "split_by_coin", split_by_coin)
+    X, y = make_classification(n_samples=200, random_state=0)
+    X[7, 2] = math.nan
+    with pytest.raises(dptune.DataError, match="`X`"):
+        Candidate(PrivateLogisticRegression(classes=[0, 1]), X, y)
+    with pytest.raises(dptune.DataError, match="`y`"):
+        Candidate(PrivateLogisticRegression(classes=[0, 2]), np.nan_to_num(X), y)
+
+
+def test_a_data_failure_inside_a_run_aborts_the_tuning_and_releases_nothing():
+    """Only InvalidParameter (a data-independent refusal of the configuration) becomes an
+    unusable run; a DataError, like the grid's refusal of a non-finite value, aborts."""
+    X, y = make_classification(n_samples=300, random_state=0)
+    per, rep = dptune.Guarantee.zcdp(0.05), dptune.Repeats.geometric(0.3)
+
+    def nan_release(config, allowance, seed):
+        # The path noise/grid.rs refuses: a non-finite value reaching the noise.
+        out, _ = dptune.gaussian_release([config["C"], math.nan], 1.0, allowance.rho)
+        return out, 0.0
+
+    with pytest.raises(dptune.DataError):
+        dptune.tune(nan_release, {"C": [1.0, 2.0]}, per_run=per, repeats=rep, seed=1)
+
+    # An unusable configuration (refused before touching data) is still an unusable run.
+    run = Candidate(PrivateLogisticRegression(classes=[0, 1]), X, y, seed=1)
+    r = dptune.tune(run, {"C": [-1.0]}, per_run=per, repeats=rep, seed=1)
+    assert r.config is None and r.guarantee == dptune.tuning_cost(per, repeats=rep)
+
+
+def test_a_solver_that_cannot_certify_aborts_instead_of_becoming_a_score(monkeypatch):
+    """After validation, fit fails only numerically, with DptuneError (not InvalidParameter):
+    the tuning aborts. At e99dd64 the solver raised InvalidParameter (`tol`), i.e. a NaN score."""
+    import dptune.sklearn as sk
+
+    X, y = make_classification(n_samples=300, random_state=0)
+    run = Candidate(PrivateLogisticRegression(classes=[0, 1], tol=1e-6), X, y, seed=1)
+    monkeypatch.setattr(sk, "_MAX_NEWTON_STEPS", 0)
+    with pytest.raises(dptune.DptuneError, match="numerical") as info:
+        dptune.tune(run, {"C": [1.0]}, per_run=dptune.Guarantee.zcdp(0.05),
+                    repeats=dptune.Repeats.geometric(0.5), seed=1)
+    assert not isinstance(info.value, dptune.InvalidParameter)
+
+
+@pytest.mark.parametrize("C", [1e-4, 1.0, 1e4, 1e10])
+def test_fit_after_validation_certifies_on_hard_data(C):
+    """Data that passed validation do not make fit fail, nor print anything (a warning some
+    data trigger would be a release): separable data at weak regularisation, one class absent,
+    duplicated rows, rows far outside the norm bound. At e99dd64 the binary sigmoid overflowed
+    with a RuntimeWarning on the separable data at C = 1e10."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 3)) * 1e6
+    y = (X[:, 0] > 0).astype(int)
+    cases = [(X, y), (X, np.zeros(500, int)), (np.repeat(X[:2], 250, axis=0), np.repeat(y[:2], 250))]
+    for XX, yy in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            m = PrivateLogisticRegression(classes=[0, 1], C=C).fit(XX, yy)
+        assert np.isfinite(m.coef_).all() and m.guarantee_.rho <= 0.1

@@ -7,12 +7,21 @@ This package adds numpy-friendly signatures, the Python-callable tuner and the F
 (``dptune.flower``). Numpy in, numpy out; the library prints nothing.
 
 Errors raised by the core arrive as :class:`DptuneError` subclasses carrying the core's message:
-:class:`InvalidParameter` (bad input, naming the parameter), :class:`BudgetExceeded` and
+:class:`InvalidParameter` (bad input, naming the parameter), :class:`DataError` (malformed
+private data, found by validation before any mechanism runs), :class:`BudgetExceeded` and
 :class:`NoRelease` (refusals that protect privacy).
 
 Seeds: every randomised function takes ``seed=None`` (noise from the operating system, the
-default for anything meant to be private) or an integer seed for reproducible research runs,
-which is **not private against anyone who knows or can guess the seed**.
+only setting that is private) or a seed for reproducible research runs. **A seeded run is not
+private, even if the seed is kept secret**: the same seed on two neighbouring datasets draws the
+same noise, so the difference of the two outputs is exact (``noisy_count(100, 1.0, seed=7)`` and
+``noisy_count(101, 1.0, seed=7)`` differ by exactly 1). An integer seed keys one release; passing
+the same integer to two releases reuses their noise, which then cancels in any difference of
+the two. A :class:`SeededRun` gives each release of a research run its own stream (release i
+draws from stream i of the seed), so releases within one run never share noise.
+
+Non-private diagnostics (:func:`nonprivate_selection_probabilities`) return a
+:class:`NotPrivate` value, never a ``(value, guarantee)`` pair.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from __future__ import annotations
 from . import _core
 from ._core import (
     BudgetExceeded,
+    DataError,
     DptuneError,
     Guarantee,
     InvalidParameter,
@@ -27,6 +37,7 @@ from ._core import (
     NoRelease,
     Repeats,
     SecAggClient,
+    SeededRun,
     SecAggServer,
     calibrate,
     decode_signed_u32,
@@ -42,7 +53,6 @@ from ._core import (
     pure_to_zcdp,
     select_argmax,
     selection_cost,
-    selection_probabilities,
     split_by_coin,
     top_k,
     top_k_vote,
@@ -51,9 +61,10 @@ from ._core import (
     zcdp_epsilon,
     zcdp_rho_for,
 )
+from ._nonprivate import NotPrivate, nonprivate_selection_probabilities
 from ._tune import TuneResult, tune
 
-for _cls in (DptuneError, InvalidParameter, BudgetExceeded, NoRelease):
+for _cls in (DptuneError, InvalidParameter, DataError, BudgetExceeded, NoRelease):
     _cls.__module__ = "dptune"
 del _cls
 
@@ -74,15 +85,18 @@ MECHANISMS = (
 
 __all__ = [
     "BudgetExceeded",
+    "DataError",
     "DptuneError",
     "Guarantee",
     "InvalidParameter",
     "MECHANISMS",
     "NoRelease",
     "NoisePlan",
+    "NotPrivate",
     "Repeats",
     "SecAggClient",
     "SecAggServer",
+    "SeededRun",
     "TuneResult",
     "calibrate",
     "decode_signed_u32",
@@ -95,11 +109,11 @@ __all__ = [
     "gaussian_sigma",
     "noisy_count",
     "noisy_vote",
+    "nonprivate_selection_probabilities",
     "pure_to_zcdp",
     "select",
     "select_argmax",
     "selection_cost",
-    "selection_probabilities",
     "split_by_coin",
     "top_k",
     "top_k_vote",

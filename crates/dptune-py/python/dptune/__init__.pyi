@@ -1,5 +1,6 @@
 from ._core import (
     BudgetExceeded as BudgetExceeded,
+    DataError as DataError,
     DptuneError as DptuneError,
     Guarantee as Guarantee,
     InvalidParameter as InvalidParameter,
@@ -8,6 +9,7 @@ from ._core import (
     Repeats as Repeats,
     SecAggClient as SecAggClient,
     SecAggServer as SecAggServer,
+    SeededRun as SeededRun,
     calibrate as calibrate,
     decode_signed_u32 as decode_signed_u32,
     dpsgd_epsilon as dpsgd_epsilon,
@@ -23,7 +25,6 @@ from ._core import (
     select_argmax as select_argmax,
     select_index as select,
     selection_cost as selection_cost,
-    selection_probabilities as selection_probabilities,
     split_by_coin as split_by_coin,
     top_k as top_k,
     top_k_vote as top_k_vote,
@@ -31,6 +32,10 @@ from ._core import (
     zcdp_delta as zcdp_delta,
     zcdp_epsilon as zcdp_epsilon,
     zcdp_rho_for as zcdp_rho_for,
+)
+from ._nonprivate import (
+    NotPrivate as NotPrivate,
+    nonprivate_selection_probabilities as nonprivate_selection_probabilities,
 )
 from ._tune import TuneResult as TuneResult, tune as tune
 

@@ -20,6 +20,25 @@ class InvalidParameter(DptuneError):
 class BudgetExceeded(DptuneError):
     """A charge would exceed the allowance; nothing was released."""
 
+class DataError(DptuneError):
+    """The private data are malformed (non-finite values, undeclared labels, wrong shape).
+    Raised by validation before any mechanism runs, so nothing was released; raised inside a
+    tuning it aborts the whole tuning (it is never turned into a score)."""
+
+class SeededRun:
+    """A seeded research run (NOT PRIVATE, even with a secret seed): pass it as ``seed=`` to
+    several releases and each draws its own noise stream (release i: stream i of the seed), so
+    no two releases of the run share noise, as two releases given the same integer seed do."""
+
+    def __init__(self, seed: int) -> None: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def releases(self) -> int:
+        """How many releases have drawn from this run so far."""
+
+Seed = Union[None, int, SeededRun]
+
 class NoRelease(DptuneError):
     """Nothing can be released under the given public inputs (e.g. too few survivors, or a
     selection overhead that alone exceeds the allowance)."""
@@ -78,7 +97,7 @@ def select_index(
     delta: Optional[float] = None,
     sensitivities: Optional[ArrayLike] = None,
     beta: float = 0.1,
-    seed: Optional[int] = None,
+    seed: Seed = None,
 ) -> Tuple[int, Guarantee]:
     """One private selection: ``(index, guarantee)``.
 
@@ -89,9 +108,10 @@ def select_index(
     per-candidate bound; the range paid is Δ if ``monotonic`` else 2Δ. Scores must be finite;
     ``-inf`` (``+inf`` when minimising) marks a candidate that can never win (the exclusion must
     not depend on private data). Sampling is exact (no floating-point noise).
-    ``seed=None`` uses the operating system; an integer seed is for research runs only."""
+    ``seed=None`` uses the operating system; a seed (an integer or a :class:`SeededRun`) is for
+    research runs only and is not private even if kept secret."""
 
-def selection_probabilities(
+def _selection_probabilities(
     scores: ArrayLike,
     epsilon: float,
     *,
@@ -104,7 +124,8 @@ def selection_probabilities(
     sensitivities: Optional[ArrayLike] = None,
     beta: float = 0.1,
 ) -> npt.NDArray[np.float64]:
-    """The exact selection probabilities of the implemented mechanism."""
+    """NOT PRIVATE: the exact selection probabilities on the raw scores (no noise, no
+    guarantee). Use ``dptune.nonprivate_selection_probabilities``, which labels the result."""
 
 def selection_cost(
     epsilon: float,
@@ -127,7 +148,7 @@ def top_k(
     monotonic: bool = False,
     goal: str = "maximize",
     neighbours: Neighbours = "add-remove",
-    seed: Optional[int] = None,
+    seed: Seed = None,
 ) -> Tuple[npt.NDArray[np.int64], Guarantee]:
     """The k best candidates in order, privately; ``epsilon`` is per round (k·ε in total)."""
 
@@ -146,16 +167,28 @@ def dpsgd_guarantee(sampling_rate: float, noise_multiplier: float, steps: int) -
 def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
     """DP-SGD ε at δ."""
 
-def noisy_count(count: int, epsilon: float, *, seed: Optional[int] = None) -> Tuple[int, Guarantee]:
-    """``count`` + exact discrete Laplace noise of scale 1/ε: ε-DP (add/remove-one)."""
+def noisy_count(
+    count: int, epsilon: float, *, neighbours: Neighbours = "add-remove", seed: Seed = None
+) -> Tuple[int, Guarantee]:
+    """``count`` + exact discrete Laplace noise of scale 1/ε: ε-DP under add/remove-one and
+    under replace-one (a count moves by at most 1 either way); the guarantee carries the
+    ``neighbours`` named. ``seed``: research runs only (not private even if secret)."""
 
 def gaussian_release(
-    values: ArrayLike, sensitivity: float, rho: float, *, seed: Optional[int] = None
+    values: ArrayLike,
+    sensitivity: float,
+    rho: float,
+    *,
+    neighbours: Neighbours = "add-remove",
+    seed: Seed = None,
 ) -> Tuple[npt.NDArray[np.float64], Guarantee]:
-    """Exact grid-Gaussian noise calibrated so the release (rounding charged) is at most ρ-zCDP."""
+    """Exact grid-Gaussian noise calibrated so the release (rounding charged) is at most ρ-zCDP,
+    for ``values`` of L2 sensitivity ``sensitivity`` under ``neighbours`` (which the guarantee
+    carries). Non-finite values are a :class:`DataError`, raised before any noise is drawn.
+    ``seed``: research runs only (not private even if secret)."""
 
 def split_by_coin(
-    n: int, fraction: float, *, seed: Optional[int] = None
+    n: int, fraction: float, *, seed: Seed = None
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Indices of records ``0..n`` split by one exact Bernoulli(``fraction``) coin each
     (heads first): disjoint sides that compose in parallel under add/remove neighbours.
@@ -221,7 +254,7 @@ def noisy_vote(
 ) -> npt.NDArray[np.int64]:
     """A client's submission: top-k vote plus its Skellam share Sk(μ/t) per coordinate."""
 
-def select_argmax(counts: ArrayLike, *, seed: Optional[int] = None) -> int:
+def select_argmax(counts: ArrayLike, *, seed: Seed = None) -> int:
     """Index of the largest count, ties broken uniformly at random."""
 
 def encode_signed_u32(values: ArrayLike) -> npt.NDArray[np.uint32]: ...

@@ -44,7 +44,10 @@ class TuneResult:
 
 def _run_one(candidate: Candidate, config: dict, allowance: Guarantee, seed: int):
     """One candidate run; returns (model, score) with score a float, or NaN for a configuration
-    refused with ``dptune.InvalidParameter`` (a data-independent failure: worst score)."""
+    refused with ``dptune.InvalidParameter`` (by contract a data-independent refusal of the
+    configuration: the worst score, which any run could have produced). Every other exception,
+    :class:`dptune.DataError` included, propagates and aborts the whole tuning: a data-dependent
+    failure turned into a score (or into "no release") would leak."""
     try:
         out = candidate(config, allowance, seed)
     except InvalidParameter:
@@ -81,7 +84,7 @@ def tune(
     cap: Optional[int] = None,
     cap_delta: float = 0.0,
     executor: Optional[Executor] = None,
-    seed: Optional[int] = None,
+    seed: Union[None, int, _core.SeededRun] = None,
 ) -> TuneResult:
     """Privately tune ``candidate`` over ``space`` and release the best run with the guarantee
     of the whole tuning.
@@ -92,17 +95,23 @@ def tune(
        ``allowance`` on the private data — training **and** the score it returns (e.g. train
        with Opacus/DP-SGD and compute a DP validation score on a disjoint split). dptune's
        guarantee is only as good as that promise; dptune cannot check what Python code
-       spends. Use ``seed`` for all randomness that is not privacy noise (initialisation,
-       shuffling); privacy noise should come from a secure source.
+       spends. Use ``seed`` only for randomness that is not privacy noise (initialisation,
+       shuffling). **Privacy noise must come from the operating system** (dptune's functions
+       with ``seed=None``): noise keyed by ``seed`` (or anything derived from it) can be
+       regenerated and subtracted by anyone who learns the seed, e.g. from a released model
+       that stores it, and then nothing is private.
 
     Parameters
     ----------
     candidate:
         ``candidate(config: dict, allowance: Guarantee, seed: int) -> (model, score)``, higher
         score is better. It must be picklable when ``executor`` runs it in other processes.
-        Raising :class:`dptune.InvalidParameter` marks the configuration as unusable (a
-        data-independent refusal, counted as a run with the worst score); any other exception
-        aborts the tuning and is re-raised.
+        Raising :class:`dptune.InvalidParameter` marks the configuration as unusable: raise it
+        only for a refusal that does not depend on the data (checked before the data are
+        touched); it counts as a run with the worst score. Validate the data before calling
+        ``tune`` (raise :class:`dptune.DataError` there); any exception other than
+        ``InvalidParameter`` raised during a run aborts the tuning, releases nothing and is
+        re-raised.
     space:
         ``{name: [choice, ...]}`` or ``{name: ("uniform" | "log-uniform" | "int", low, high)}``.
     per_run:
@@ -119,7 +128,11 @@ def tune(
         are submitted, which is the secret K unless ``cap`` is set. Without ``cap``, do not let
         the task count, logs or the wall time reach anyone the guarantee protects against.
     seed:
-        ``None`` (operating-system randomness) or an integer for a reproducible research run.
+        ``None`` (operating-system randomness) or an integer or :class:`dptune.SeededRun` for a
+        reproducible research run. A seeded run is **not private, even if the seed is kept
+        secret**: the same seed on two neighbouring datasets draws the same K, configurations
+        and per-run seeds on both. The seed never reaches the privacy noise of the candidates
+        shipped with dptune (:mod:`dptune.sklearn` draws its noise from the operating system).
 
     Returns
     -------

@@ -29,33 +29,64 @@ grid-Gaussian noise at that sensitivity (``dptune.gaussian_release``, rounding c
 Preconditions the code enforces: every row is clipped to ‖x‖ ≤ ``norm_bound`` and the intercept
 is a constant feature ``intercept_scaling`` (so ‖z‖² ≤ norm_bound² + intercept_scaling²); the
 set of labels is declared (``classes``) rather than read from the data, because the labels
-present in a dataset are themselves private; labels outside ``classes`` are refused.
+present in a dataset are themselves private.
+
+Failures. The data are validated before any mechanism runs: a non-finite feature, a label outside
+``classes`` or a shape mismatch is a :class:`dptune.DataError` raised by :class:`Candidate` (at
+construction, before the split) or by ``fit`` (before any noise), so nothing is released. After
+validation the only possible failure is numerical (the solver not certifying its residual within
+its fixed, public number of steps); it raises :class:`dptune.DptuneError`, which aborts a whole
+tuning instead of becoming a score.
+
+Noise. Every privacy noise draw (the coefficients' and the score's) comes from the operating
+system. Nothing here takes a noise seed: a seed kept in ``get_params()`` of a released model, or
+known to whoever sees the release, would let anyone regenerate the noise and subtract it.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+import warnings
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 
-from ._core import Guarantee, InvalidParameter, gaussian_release, noisy_count, split_by_coin
+from ._core import (
+    DataError,
+    DptuneError,
+    Guarantee,
+    InvalidParameter,
+    SeededRun,
+    gaussian_release,
+    noisy_count,
+    split_by_coin,
+)
 
 __all__ = ["Candidate", "PrivateLogisticRegression"]
 
 _MAX_NEWTON_STEPS = 200
 
 
+def _checked_X(X: Any) -> np.ndarray:
+    """The feature matrix as float64, or a :class:`DataError` (2-D, every value finite)."""
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError("data error in `X`: not convertible to a float64 matrix") from None
+    if X.ndim != 2:
+        raise DataError(f"data error in `X`: array of shape {X.shape}: must be 2-D")
+    if not np.isfinite(X).all():
+        raise DataError("data error in `X`: array with NaN or infinity: must be finite")
+    return X
+
+
 def _features(X: Any, norm_bound: float, intercept_scaling: Optional[float]) -> np.ndarray:
     """Rows clipped to L2 norm ``norm_bound``, with the constant intercept feature appended.
     A per-row map fixed in advance: it uses no statistic of the data."""
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise InvalidParameter(f"invalid parameter `X` = array of shape {X.shape}: must be 2-D")
-    if not np.isfinite(X).all():
-        raise InvalidParameter("invalid parameter `X` = array with NaN or infinity: must be finite")
+    X = _checked_X(X)
     norms = np.linalg.norm(X, axis=1)
     scale = np.minimum(1.0, norm_bound / np.maximum(norms, np.finfo(np.float64).tiny))
     Z = X * scale[:, None]
@@ -76,7 +107,7 @@ class _Objective:
     def _probs(self, W: np.ndarray) -> np.ndarray:
         A = self.Z @ W.T
         if self.binary:
-            return 1.0 / (1.0 + np.exp(-A[:, 0]))
+            return expit(A[:, 0])  # the sigmoid, accurate on both tails and without overflow
         A -= A.max(axis=1, keepdims=True)
         E = np.exp(A)
         return E / E.sum(axis=1, keepdims=True)
@@ -108,8 +139,12 @@ class _Objective:
 
 def _refine(obj: _Objective, W: np.ndarray, tol: float) -> np.ndarray:
     """Newton–CG with backtracking from the solver's point until ‖∇F‖ ≤ tol/2 (half the charged
-    tolerance, leaving room for rounding in the gradient itself). F is strongly convex and
-    smooth, so this converges; if it does not, nothing is released."""
+    tolerance, leaving room for rounding in the gradient itself), for at most the public number
+    ``_MAX_NEWTON_STEPS`` of steps. F is strongly convex and smooth, so in exact arithmetic this
+    converges; if rounding stops it first, the residual is not certified and nothing is
+    released: a :class:`DptuneError` (numerical), which aborts a tuning rather than becoming a
+    score. No public bound on the number of steps exists (it grows with the private n), so this
+    abort cannot be ruled out by a proof, only made unreachable in practice."""
     for _ in range(_MAX_NEWTON_STEPS):
         G = obj.gradient(W)
         gnorm = float(np.linalg.norm(G))
@@ -120,13 +155,18 @@ def _refine(obj: _Objective, W: np.ndarray, tol: float) -> np.ndarray:
         Pd, rr = R.copy(), float((R * R).sum())
         for _ in range(4 * W.size):
             Hp = obj.hessp(W, Pd)
-            alpha = rr / float((Pd * Hp).sum())
+            curvature = float((Pd * Hp).sum())
+            if not curvature > 0.0:  # rounding only: H is positive definite
+                break
+            alpha = rr / curvature
             D += alpha * Pd
             R -= alpha * Hp
             rr_new = float((R * R).sum())
             if math.sqrt(rr_new) <= min(0.5, math.sqrt(gnorm)) * gnorm * 1e-2:
                 break
             Pd, rr = R + (rr_new / rr) * Pd, rr_new
+        if not np.any(D):
+            D = G
         # Backtracking (Armijo). Near the optimum F's decrease drops below its rounding, so a
         # step that shrinks the gradient norm is accepted too: either way F is strongly convex
         # and the loop only stops on the verified gradient bound.
@@ -139,9 +179,10 @@ def _refine(obj: _Objective, W: np.ndarray, tol: float) -> np.ndarray:
                 break
             step /= 2.0
         W = trial
-    raise InvalidParameter(
-        "invalid parameter `tol` = solver did not reach the gradient tolerance: "
-        "raise `tol` (the sensitivity charged grows by 2·C·tol)"
+    raise DptuneError(
+        "numerical error in the solver: the gradient tolerance `tol` was not certified within "
+        f"{_MAX_NEWTON_STEPS} Newton steps; nothing was released (raise `tol`: the sensitivity "
+        "charged grows by 2·C·tol)"
     )
 
 
@@ -153,7 +194,9 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
     coefficients plus exact Gaussian noise at L2 sensitivity ``C·(L + 2·tol)``, where
     ``L = √(norm_bound² + intercept_scaling²)`` for two classes and ``√2`` times that for more
     (module docstring: Chaudhuri–Monteleoni–Sarwate 2011, Thm 6). The fit is ``rho``-zCDP under
-    add/remove-one neighbours; ``guarantee_`` holds what it spent (``dptune.Guarantee``).
+    add/remove-one neighbours; ``guarantee_`` holds what it spent (``dptune.Guarantee``). The
+    noise always comes from the operating system: there is no noise seed, so a fitted model
+    (``get_params()`` included) carries no key to its noise.
 
     Parameters
     ----------
@@ -163,9 +206,10 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
     norm_bound : rows are clipped to this L2 norm before fitting and predicting.
     fit_intercept, intercept_scaling : the intercept is a constant feature of this value.
     tol : the verified bound on the gradient norm of the solver's point (charged).
-    seed : ``None`` for operating-system noise (private); an integer for reproducible research
-        runs, not private against anyone who knows the seed.
     """
+
+    #: Marks a dptune private estimator (:class:`Candidate` refuses anything else).
+    _dptune_private = True
 
     def __init__(
         self,
@@ -177,7 +221,6 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         fit_intercept: bool = True,
         intercept_scaling: float = 1.0,
         tol: float = 1e-6,
-        seed: Optional[int] = None,
     ):
         self.classes = classes
         self.C = C
@@ -186,9 +229,9 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tol = tol
-        self.seed = seed
 
     def _check_params(self) -> np.ndarray:
+        """The declared classes, after checking every parameter (InvalidParameter: public)."""
         for name in ("C", "rho", "norm_bound", "tol") + (
             ("intercept_scaling",) if self.fit_intercept else ()
         ):
@@ -210,6 +253,28 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
             )
         return classes
 
+    def _validate(self, X: Any, y: Any) -> tuple:
+        """(X as float64, label indices into ``classes``, classes): the parameters checked
+        (:class:`InvalidParameter`), then the data (:class:`DataError`: X 2-D and finite, one
+        label per row, every label declared). Runs before any mechanism."""
+        classes = self._check_params()
+        X = _checked_X(X)
+        y = np.asarray(y)
+        if y.shape != (len(X),):
+            raise DataError(
+                f"data error in `y`: array of shape {y.shape}: must be 1-D with one label per "
+                f"row of X ({len(X)})"
+            )
+        order = np.argsort(classes)
+        try:
+            pos = np.minimum(np.searchsorted(classes[order], y), len(classes) - 1)
+            declared = bool((classes[order][pos] == y).all())
+        except (TypeError, ValueError):  # labels not comparable with the declared classes
+            declared = False
+        if not declared:
+            raise DataError("data error in `y`: labels outside `classes`: declare every label")
+        return X, order[pos], classes
+
     def _design(self, X: Any) -> np.ndarray:
         s = float(self.intercept_scaling) if self.fit_intercept else None
         return _features(X, float(self.norm_bound), s)
@@ -221,38 +286,33 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         lipschitz = z if len(classes) == 2 else math.sqrt(2.0) * z
         return float(self.C) * (lipschitz + 2.0 * float(self.tol))
 
-    def fit(self, X: Any, y: Any) -> "PrivateLogisticRegression":
-        classes = self._check_params()
+    def _solution(self, X: np.ndarray, labels: np.ndarray, n_classes: int) -> np.ndarray:
+        """The certified noise-free point (‖∇F‖ ≤ tol/2) on validated data; never released."""
         Z = self._design(X)
-        y = np.asarray(y)
-        if y.shape != (len(Z),):
-            raise InvalidParameter(
-                f"invalid parameter `y` = array of shape {y.shape}: must be 1-D with one label "
-                f"per row of X ({len(Z)})"
-            )
-        order = np.argsort(classes)
-        pos = np.searchsorted(classes[order], y)
-        pos = np.minimum(pos, len(classes) - 1)
-        if not (classes[order][pos] == y).all():
-            raise InvalidParameter(
-                "invalid parameter `y` = labels outside `classes`: declare every label"
-            )
-        labels = order[pos]
-        obj = _Objective(Z, labels, len(classes), float(self.C))
-        k = 1 if len(classes) == 2 else len(classes)
+        obj = _Objective(Z, labels, n_classes, float(self.C))
+        k = 1 if n_classes == 2 else n_classes
         W = np.zeros((k, Z.shape[1]))
-        if len(np.unique(labels)) == len(classes):
-            # scikit-learn does the bulk of the optimisation (its objective is C·F); the
-            # refinement below only has to verify it, or finish it.
-            solver = LogisticRegression(C=float(self.C), fit_intercept=False, max_iter=1000)
-            W = solver.fit(Z, labels).coef_.reshape(k, -1).astype(np.float64)
-        W = _refine(obj, W, float(self.tol))
-        noisy, spent = gaussian_release(W.ravel(), self.sensitivity(), float(self.rho), seed=self.seed)
+        # Nothing here may print: a warning that some data trigger and others do not would be
+        # a release. scikit-learn's warnings (convergence) say nothing the refinement does not
+        # check, and a floating-point exception shows up in the certified residual.
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            if len(np.unique(labels)) == n_classes:
+                # scikit-learn does the bulk of the optimisation (its objective is C·F); the
+                # refinement below only has to verify it, or finish it.
+                solver = LogisticRegression(C=float(self.C), fit_intercept=False, max_iter=1000)
+                W = solver.fit(Z, labels).coef_.reshape(k, -1).astype(np.float64)
+            return _refine(obj, W, float(self.tol))
+
+    def fit(self, X: Any, y: Any) -> "PrivateLogisticRegression":
+        X, labels, classes = self._validate(X, y)
+        W = self._solution(X, labels, len(classes))
+        noisy, spent = gaussian_release(W.ravel(), self.sensitivity(), float(self.rho))
         W = noisy.reshape(W.shape)
         self.classes_ = classes
         self.coef_ = W[:, :-1] if self.fit_intercept else W
         self.intercept_ = (
-            W[:, -1] * float(self.intercept_scaling) if self.fit_intercept else np.zeros(k)
+            W[:, -1] * float(self.intercept_scaling) if self.fit_intercept else np.zeros(len(W))
         )
         self.guarantee_: Guarantee = spent
         return self
@@ -273,12 +333,19 @@ class Candidate:
     sampled configuration on one side of a split and releases its noisy count of correct
     predictions on the other.
 
-    The split flips one exact coin per record (``dptune.split_by_coin``, probability
-    ``train_fraction`` of training), so the sides are disjoint and the fit (ρ-zCDP) and the score
-    (discrete-Laplace count at ε = √(2ρ), which is ρ-zCDP) compose in parallel: each run spends
-    the tuner's per-run allowance ρ once. The score is a count (sensitivity 1), so every
-    candidate is scored on the same validation side. Picklable: it can run in a
-    ``ProcessPoolExecutor`` or on a Dask/Ray cluster.
+    The data are validated here, before the split and before any mechanism
+    (:class:`dptune.DataError`). The split flips one exact coin per record
+    (``dptune.split_by_coin``, probability ``train_fraction`` of training), so the sides are
+    disjoint and the fit (ρ-zCDP) and the score (discrete-Laplace count at ε = √(2ρ), which is
+    ρ-zCDP) compose in parallel: each run spends the tuner's per-run allowance ρ once, under
+    add/remove-one neighbours. The score is a count (sensitivity 1), so every candidate is scored
+    on the same validation side. Picklable: it can run in a ``ProcessPoolExecutor`` or on a
+    Dask/Ray cluster.
+
+    ``seed`` drives the split only (``None``: the operating system; a :class:`dptune.SeededRun`
+    shared with the tuning keeps the split's stream apart from the tuning's). The tuner's per-run
+    seed is not used at all: the fit's and the score's noise come from the operating system, so neither
+    the returned model nor the seeds of a (seeded) tuning are a key to them.
     """
 
     def __init__(
@@ -288,19 +355,16 @@ class Candidate:
         y: Any,
         *,
         train_fraction: float = 0.5,
-        seed: Optional[int] = None,
+        seed: Union[None, int, SeededRun] = None,
     ):
-        if not {"rho", "seed"} <= set(estimator.get_params()):
+        if not getattr(estimator, "_dptune_private", False):
             raise InvalidParameter(
                 f"invalid parameter `estimator` = {type(estimator).__name__}: must be a dptune "
                 "private estimator such as PrivateLogisticRegression (a plain scikit-learn "
                 "estimator is not differentially private)"
             )
-        X, y = np.asarray(X), np.asarray(y)
-        if len(X) != len(y):
-            raise InvalidParameter(
-                f"invalid parameter `y` = {len(y)} labels: X has {len(X)} rows"
-            )
+        X, _, _ = estimator._validate(X, y)
+        y = np.asarray(y)
         train, val = split_by_coin(len(y), train_fraction, seed=seed)
         self.estimator = estimator
         self.X_train, self.y_train = X[train], y[train]
@@ -315,8 +379,20 @@ class Candidate:
                 "invalid parameter `per_run` = a guarantee other than zCDP: this candidate "
                 "spends zCDP; give the tuner dptune.Guarantee.zcdp(rho)"
             )
-        model = clone(self.estimator).set_params(**config, rho=rho, seed=seed)
+        if allowance.neighbours != "add/remove-one":
+            raise InvalidParameter(
+                f"invalid parameter `per_run` = a guarantee under {allowance.neighbours} "
+                "neighbours: this candidate's sensitivities are for add/remove-one"
+            )
+        # The configuration is checked before the data are touched (a refusal here is
+        # data-independent: the tuner counts it as an unusable run).
+        try:
+            model = clone(self.estimator).set_params(**config, rho=rho)
+        except ValueError as e:
+            raise InvalidParameter(f"invalid parameter `config` = {config!r}: {e}") from None
+        model._check_params()
+        # Data were validated in __init__: from here on only a numerical abort can occur.
         model.fit(self.X_train, self.y_train)
         correct = int((model.predict(self.X_val) == self.y_val).sum())
-        score, _ = noisy_count(correct, math.sqrt(2.0 * rho), seed=(seed + 1) % 2**64)
+        score, _ = noisy_count(correct, math.sqrt(2.0 * rho))
         return model, score
