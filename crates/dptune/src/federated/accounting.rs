@@ -44,8 +44,9 @@
 //! takes c and sizes each share μ/(t − c), so that any t survivors of whom at most c collude keep
 //! the target; [`NoisePlan::against_colluders`] re-accounts an existing plan for c colluders.
 //! Every ε reported is against at most [`NoisePlan::colluders`] colluding clients; the secure
-//! aggregation must itself resist the server plus c clients (complete graph: c + 1 < the Shamir
-//! threshold t; SecAgg+: per neighbourhood, Bell et al. 2020, ePrint 2020/704, Thm 4.9).
+//! aggregation must itself resist the server plus c clients (complete graph: c below the Shamir
+//! threshold t, which c < t guarantees, Bonawitz et al. CCS 2017, semi-honest setting; SecAgg+:
+//! per neighbourhood, with the graph parameters of Bell et al. CCS 2020, ePrint 2020/704).
 
 use super::noise_share::SkellamShare;
 use crate::error::{check_delta, check_positive, Error, Result};
