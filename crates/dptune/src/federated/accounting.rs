@@ -526,7 +526,7 @@ mod tests {
         let exposed = honest.against_colluders(40).unwrap();
         assert_eq!(exposed.share(), honest.share());
         let (_, truth) = exposed.guarantee(100, d).unwrap();
-        assert!(truth >= 1.17 && truth < 1.18, "{truth}");
+        assert!((1.17..1.18).contains(&truth), "{truth}");
         assert!((exposed.variance_with(100) - 0.75 * honest.total_variance()).abs() < 1e-9);
         // Sized for 40 colluders: each share is μ/40, twice as large, and any 80 survivors of
         // whom 40 collude keep the target; more survivors only help.
