@@ -1,4 +1,17 @@
 //! `dptune federated simulate`: the DP-HYPE simulation (library: `dptune::federated::sim`).
+//!
+//! What it prints (text and `--json`), field by field:
+//!
+//! * **public inputs**: the settings (dataset, clients, partition, k, t, c, dropout rate, seeds,
+//!   epochs, rounds); `survivors`, which depends only on the scripted dropouts (run seed and
+//!   dropout rate, never the data); the guarantee (ε for the actual survivors and c, δ, relation)
+//!   and the noise variance, functions of those.
+//! * **the release** (charged, ε above): `selected`, its grid entry, `noisy_counts` (the one
+//!   noisy vote sum).
+//! * **NOT PRIVATE diagnostics**, only with `--diagnostics` and labelled: the reference
+//!   accuracies (selected, OPT, RANDGUESS, the whole table), the summary over repetitions, the
+//!   secure-aggregation timings and the live progress bar. They are computed from the clients'
+//!   raw data (or their timing) and carry no guarantee.
 
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -54,6 +67,11 @@ struct SimulateArgs {
     /// Minimum number of survivors t (default: 80 % of the clients).
     #[arg(long)]
     min_survivors: Option<usize>,
+    /// Colluding survivors c the guarantee must hold against (they know their own noise, so
+    /// only t − c shares protect): each share is sized for t − c honest clients. The default 0
+    /// assumes that no client colludes with the server or another client.
+    #[arg(long, default_value_t = 0)]
+    colluders: usize,
     /// Probability that a client drops out of the protocol.
     #[arg(long, default_value_t = 0.0)]
     dropout_rate: f64,
@@ -81,6 +99,24 @@ struct SimulateArgs {
     /// `runs` and a `summary`.
     #[arg(long, default_value_t = 1)]
     repetitions: u64,
+    /// Also print NOT PRIVATE diagnostics: reference accuracies (selected, OPT, RANDGUESS, the
+    /// table), secure-aggregation timings and a live progress bar. They are computed from the
+    /// clients' raw data and carry no guarantee.
+    #[arg(long)]
+    diagnostics: bool,
+}
+
+/// The label every diagnostic carries.
+const NOT_PRIVATE: &str = "NOT PRIVATE: computed from every client's raw data (or timing), no \
+                           guarantee; a research evaluation, not part of the release";
+
+/// The trust assumption behind the printed epsilon.
+fn assumption(t: usize, c: usize) -> String {
+    format!(
+        "at most {c} colluding survivors (noise sized for t - c = {} honest clients); \
+         participation does not depend on the clients' data",
+        t - c
+    )
 }
 
 pub fn run(args: FederatedArgs, json: bool) -> Result<Report, Failure> {
@@ -110,6 +146,7 @@ fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
         epsilon: a.epsilon,
         delta: a.delta,
         min_survivors: t,
+        colluders: a.colluders,
         dropout_rate: a.dropout_rate,
         local_epochs: a.local_epochs,
         fedavg_rounds: a.fedavg_rounds,
@@ -124,13 +161,14 @@ fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
         ));
     }
     let seeds: Vec<u64> = (0..a.repetitions).map(|i| a.seed.wrapping_add(i)).collect();
-    let bar = if json {
+    // The bar's pace is a timing channel on the data: a diagnostic.
+    let bar = if json || !a.diagnostics {
         ProgressBar::hidden()
     } else {
         ProgressBar::new(0)
     };
     bar.set_style(
-        ProgressStyle::with_template("{msg:40} [{bar:30}] {pos}/{len} {elapsed}")
+        ProgressStyle::with_template("[NOT PRIVATE] {msg:40} [{bar:30}] {pos}/{len} {elapsed}")
             .map_err(|e| Failure::input(e.to_string()))?,
     );
     let runs = cfg.run_many(&seeds, &|stage, done, total| {
@@ -140,51 +178,63 @@ fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
     });
     bar.finish_and_clear();
     let runs = runs?;
+    let diagnostics = a.diagnostics;
     let objects: Vec<_> = runs
         .iter()
         .zip(&seeds)
-        .map(|(r, &seed)| run_json(&cfg, t, seed, r))
+        .map(|(r, &seed)| run_json(&cfg, seed, r, diagnostics))
         .collect();
-    let human: Vec<String> = runs.iter().map(|r| run_human(&cfg, r)).collect();
+    let human: Vec<String> = runs
+        .iter()
+        .map(|r| run_human(&cfg, r, diagnostics))
+        .collect();
     if runs.len() == 1 {
         return Ok(Report {
             json: objects.into_iter().next().unwrap_or_default(),
             human: human.concat(),
         });
     }
-    let m = runs.len() as f64;
-    let sel = runs.iter().map(|r| r.selected_accuracy).sum::<f64>() / m;
-    let (opt, rand) = (runs[0].opt_accuracy, runs[0].randguess_accuracy);
-    let fraction = (sel - rand) / (opt - rand);
-    let summary = json!({
-        "runs": runs.len(),
-        "selected_accuracy_mean": sel,
-        "opt_accuracy": opt,
-        "randguess_accuracy": rand,
-        "fraction_of_the_way": fraction,
-    });
+    let mut summary = json!({ "runs": runs.len() });
+    let mut text = human.join("\n");
+    if diagnostics {
+        let m = runs.len() as f64;
+        let sel = runs
+            .iter()
+            .map(|r| r.diagnostics.selected_accuracy)
+            .sum::<f64>()
+            / m;
+        let d = &runs[0].diagnostics;
+        let (opt, rand) = (d.opt_accuracy, d.randguess_accuracy);
+        let fraction = (sel - rand) / (opt - rand);
+        summary["diagnostics"] = json!({
+            "not_private": true,
+            "label": NOT_PRIVATE,
+            "selected_accuracy_mean": sel,
+            "opt_accuracy": opt,
+            "randguess_accuracy": rand,
+            "fraction_of_the_way": fraction,
+        });
+        text.push_str(&format!(
+            "\n[NOT PRIVATE] {} repetitions: selected accuracy {sel:.4} on average, OPT {opt:.4}, \
+             RANDGUESS {rand:.4}: {fraction:.3} of the way from RANDGUESS to OPT",
+            runs.len(),
+        ));
+    }
     Ok(Report {
         json: json!({ "runs": objects, "summary": summary }),
-        human: format!(
-            "{}\n{} repetitions: selected accuracy {:.4} on average, OPT {:.4}, RANDGUESS {:.4}: \
-             {:.3} of the way from RANDGUESS to OPT",
-            human.join("\n"),
-            runs.len(),
-            sel,
-            opt,
-            rand,
-            fraction
-        ),
+        human: text,
     })
 }
 
-fn run_json(cfg: &SimConfig, t: usize, seed: u64, r: &SimReport) -> serde_json::Value {
-    json!({
+fn run_json(cfg: &SimConfig, seed: u64, r: &SimReport, diagnostics: bool) -> serde_json::Value {
+    let t = cfg.min_survivors;
+    let mut v = json!({
         "dataset": cfg.dataset,
         "clients": cfg.clients,
         "partition": cfg.partition,
         "k": cfg.k,
         "min_survivors": t,
+        "colluders": cfg.colluders,
         "dropout_rate": cfg.dropout_rate,
         "data_seed": cfg.data_seed,
         "seed": seed,
@@ -192,10 +242,6 @@ fn run_json(cfg: &SimConfig, t: usize, seed: u64, r: &SimReport) -> serde_json::
         "fedavg_rounds": cfg.fedavg_rounds,
         "selected": r.selected,
         "selected_hyperparameters": r.selected_hyperparameters,
-        "selected_accuracy": r.selected_accuracy,
-        "opt_accuracy": r.opt_accuracy,
-        "randguess_accuracy": r.randguess_accuracy,
-        "baselines_note": "opt, randguess and reference_accuracies are non-private oracles and carry no guarantee",
         "survivors": r.survivors,
         "privacy": {
             "epsilon": r.epsilon,
@@ -204,31 +250,50 @@ fn run_json(cfg: &SimConfig, t: usize, seed: u64, r: &SimReport) -> serde_json::
             "level": "client",
             "noise": "distributed Skellam",
             "noise_variance": r.noise_variance,
+            "colluders": r.colluders,
+            "assumption": assumption(t, r.colluders),
         },
         "noisy_counts": r.noisy_counts,
-        "reference_accuracies": r.reference_accuracies,
-        "secagg_seconds": { "clients": r.secagg_client_seconds, "server": r.secagg_server_seconds },
-    })
+    });
+    if diagnostics {
+        let d = &r.diagnostics;
+        v["diagnostics"] = json!({
+            "not_private": true,
+            "label": NOT_PRIVATE,
+            "selected_accuracy": d.selected_accuracy,
+            "opt_accuracy": d.opt_accuracy,
+            "randguess_accuracy": d.randguess_accuracy,
+            "reference_accuracies": d.reference_accuracies,
+            "secagg_seconds": { "clients": d.secagg_client_seconds, "server": d.secagg_server_seconds },
+        });
+    }
+    v
 }
 
-fn run_human(cfg: &SimConfig, r: &SimReport) -> String {
+fn run_human(cfg: &SimConfig, r: &SimReport, diagnostics: bool) -> String {
     let h = r.selected_hyperparameters;
-    format!(
+    let mut s = format!(
         "DP-HYPE simulation: {} clients, {} survivors\n\
-         selected candidate {} (lr {}, decay {}, momentum {}): accuracy {:.4}\n\
-         OPT {:.4}, RANDGUESS {:.4} (non-private baselines)\n\
-         privacy: client-level ({}) epsilon {} at delta {}",
+         selected candidate {} (lr {}, decay {}, momentum {})\n\
+         privacy: client-level ({}) epsilon {} at delta {}\n\
+         assuming {}",
         cfg.clients,
         r.survivors,
         r.selected,
         h.lr,
         h.decay,
         h.momentum,
-        r.selected_accuracy,
-        r.opt_accuracy,
-        r.randguess_accuracy,
         r.neighbours,
         fmt_param(r.epsilon),
         r.delta,
-    )
+        assumption(cfg.min_survivors, r.colluders),
+    );
+    if diagnostics {
+        let d = &r.diagnostics;
+        s.push_str(&format!(
+            "\n[NOT PRIVATE] reference accuracy of the selection {:.4}, OPT {:.4}, RANDGUESS {:.4}",
+            d.selected_accuracy, d.opt_accuracy, d.randguess_accuracy,
+        ));
+    }
+    s
 }

@@ -42,36 +42,230 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Every top-level field of a run's default JSON, by class (issue 13, release audit): public
+/// inputs and functions of them, and the charged release. Anything else must not appear.
+const PUBLIC: [&str; 13] = [
+    "dataset",
+    "clients",
+    "partition",
+    "k",
+    "min_survivors",
+    "colluders",
+    "dropout_rate",
+    "data_seed",
+    "seed",
+    "local_epochs",
+    "fedavg_rounds",
+    "survivors",
+    "privacy",
+];
+/// The release: the selected index (and its public grid entry) and the noisy vote sum.
+const RELEASE: [&str; 3] = ["selected", "selected_hyperparameters", "noisy_counts"];
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+fn declared() -> Vec<String> {
+    let mut k: Vec<String> = PUBLIC
+        .iter()
+        .chain(&RELEASE)
+        .map(|s| s.to_string())
+        .collect();
+    k.sort();
+    k
+}
+
 #[test]
-fn small_simulation_reports_the_selection_baselines_and_guarantee() {
+fn default_output_holds_only_public_inputs_and_the_release() {
+    // e99dd64 printed the non-private reference accuracies and timings by default.
     let o = simulate(&["--dirichlet", "0.5", "--k", "3", "--epsilon", "2"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let selected = v["selected"].as_u64().unwrap();
-    assert!(selected < 100);
-    let acc = v["selected_accuracy"].as_f64().unwrap();
-    let opt = v["opt_accuracy"].as_f64().unwrap();
-    let rand = v["randguess_accuracy"].as_f64().unwrap();
+    assert_eq!(keys(&v), declared(), "{v}");
+    assert!(v["selected"].as_u64().unwrap() < 100);
+    let eps = v["privacy"]["epsilon"].as_f64().unwrap();
+    assert!(eps > 0.0 && eps <= 2.0, "{eps}");
+    assert_eq!(v["privacy"]["delta"].as_f64(), Some(1e-5));
+    assert_eq!(v["privacy"]["neighbours"], "replace");
+    assert_eq!(v["privacy"]["colluders"].as_u64(), Some(0));
+    assert!(v["privacy"]["assumption"]
+        .as_str()
+        .unwrap()
+        .contains("at most 0 colluding survivors"));
+    assert_eq!(v["survivors"].as_u64(), Some(8));
+    assert_eq!(v["noisy_counts"].as_array().unwrap().len(), 100);
+    // The text: the assumption is stated, no accuracy and no timing.
+    let text = run(&[
+        "federated",
+        "simulate",
+        "--dataset",
+        "mnist5k",
+        "--rows",
+        "600",
+        "--clients",
+        "8",
+        "--local-epochs",
+        "1",
+        "--fedavg-rounds",
+        "1",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(code(&text), 0, "{}", stderr(&text));
+    let out = String::from_utf8_lossy(&text.stdout).to_lowercase();
+    assert!(
+        out.contains("assuming at most 0 colluding survivors"),
+        "{out}"
+    );
+    for leak in ["accuracy", "opt", "randguess", "second"] {
+        assert!(!out.contains(leak), "{leak}: {out}");
+    }
+    assert!(stderr(&text).is_empty(), "{}", stderr(&text));
+}
+
+#[test]
+fn diagnostics_are_behind_the_flag_and_labelled() {
+    let o = simulate(&[
+        "--dirichlet",
+        "0.5",
+        "--k",
+        "3",
+        "--epsilon",
+        "2",
+        "--diagnostics",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut want = declared();
+    want.push("diagnostics".into());
+    want.sort();
+    assert_eq!(keys(&v), want);
+    let d = &v["diagnostics"];
+    assert_eq!(d["not_private"], true);
+    assert!(d["label"].as_str().unwrap().starts_with("NOT PRIVATE"));
+    let selected = v["selected"].as_u64().unwrap() as usize;
+    let acc = d["selected_accuracy"].as_f64().unwrap();
+    let opt = d["opt_accuracy"].as_f64().unwrap();
+    let rand = d["randguess_accuracy"].as_f64().unwrap();
     assert!(
         (0.0..=1.0).contains(&acc) && acc <= opt && rand <= opt,
         "{v}"
     );
     // The selected candidate's accuracy is its entry in the reference table.
-    assert_eq!(
-        v["reference_accuracies"][selected as usize].as_f64(),
-        Some(acc)
+    assert_eq!(d["reference_accuracies"][selected].as_f64(), Some(acc));
+}
+
+#[test]
+fn public_fields_do_not_depend_on_the_data() {
+    // Neighbour differencing: D (600 rows) and D minus its last record (599 rows), same seeds.
+    // Every field that is not the charged release must be identical. The NOT PRIVATE
+    // diagnostics, a deliberately leaky output, differ: the check can fail.
+    let extra = [
+        "--iid",
+        "--dropout-rate",
+        "0.5",
+        "--min-survivors",
+        "4",
+        "--diagnostics",
+    ];
+    let a = simulate(&extra);
+    let mut args = vec![
+        "--json",
+        "federated",
+        "simulate",
+        "--dataset",
+        "mnist5k",
+        "--rows",
+        "599",
+        "--clients",
+        "8",
+        "--local-epochs",
+        "1",
+        "--fedavg-rounds",
+        "1",
+        "--seed",
+        "3",
+    ];
+    args.extend_from_slice(&extra);
+    let b = run(&args);
+    assert_eq!(code(&a), 0, "{}", stderr(&a));
+    assert_eq!(code(&b), 0, "{}", stderr(&b));
+    let va: Value = serde_json::from_slice(&a.stdout).unwrap();
+    let vb: Value = serde_json::from_slice(&b.stdout).unwrap();
+    for key in PUBLIC {
+        assert_eq!(va[key], vb[key], "{key}");
+    }
+    assert!(
+        va["survivors"].as_u64().unwrap() < 8,
+        "the dropouts are exercised"
     );
-    let eps = v["privacy"]["epsilon"].as_f64().unwrap();
-    assert!(eps > 0.0 && eps <= 2.0, "{eps}");
-    assert_eq!(v["privacy"]["delta"].as_f64(), Some(1e-5));
-    assert_eq!(v["privacy"]["neighbours"], "replace");
-    assert_eq!(v["survivors"].as_u64(), Some(8));
-    assert_eq!(v["noisy_counts"].as_array().unwrap().len(), 100);
+    assert_ne!(
+        va["diagnostics"]["reference_accuracies"],
+        vb["diagnostics"]["reference_accuracies"]
+    );
+}
+
+#[test]
+fn colluders_size_the_noise_for_the_honest_clients() {
+    // Issue 13, finding 8: 100 clients, t = 80, no dropouts. With the default c = 0 the run
+    // reports ε = 0.885 (100 shares of μ/80); that holds only if nobody colludes, and the output
+    // says so. With --colluders 40 each share is μ/40: 60 honest shares give 1.5 μ (not 1.25 μ),
+    // and ε is reported against the 40 colluders.
+    let base = [
+        "--json",
+        "federated",
+        "simulate",
+        "--dataset",
+        "adult",
+        "--rows",
+        "1000",
+        "--clients",
+        "100",
+        "--iid",
+        "--k",
+        "5",
+        "--epsilon",
+        "1",
+        "--min-survivors",
+        "80",
+        "--local-epochs",
+        "1",
+        "--fedavg-rounds",
+        "1",
+        "--seed",
+        "1",
+    ];
+    let honest = run(&base);
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--colluders", "40"]);
+    let coll = run(&args);
+    assert_eq!(code(&honest), 0, "{}", stderr(&honest));
+    assert_eq!(code(&coll), 0, "{}", stderr(&coll));
+    let h: Value = serde_json::from_slice(&honest.stdout).unwrap();
+    let c: Value = serde_json::from_slice(&coll.stdout).unwrap();
+    let (eh, ec) = (
+        h["privacy"]["epsilon"].as_f64().unwrap(),
+        c["privacy"]["epsilon"].as_f64().unwrap(),
+    );
+    assert!((eh - 0.885).abs() < 5e-4, "{eh}");
+    assert!(ec < 1.0, "{ec}");
+    assert_eq!(h["privacy"]["colluders"].as_u64(), Some(0));
+    assert_eq!(c["privacy"]["colluders"].as_u64(), Some(40));
+    assert!(c["privacy"]["assumption"]
+        .as_str()
+        .unwrap()
+        .contains("at most 40 colluding survivors (noise sized for t - c = 40 honest"));
+    let ratio = c["privacy"]["noise_variance"].as_f64().unwrap()
+        / h["privacy"]["noise_variance"].as_f64().unwrap();
+    assert!((ratio - 1.2).abs() < 1e-3, "{ratio}");
 }
 
 #[test]
 fn repetitions_share_the_partition_and_summarise() {
-    let o = simulate(&["--iid", "--repetitions", "2"]);
+    let o = simulate(&["--iid", "--repetitions", "2", "--diagnostics"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let runs = v["runs"].as_array().unwrap();
@@ -79,17 +273,21 @@ fn repetitions_share_the_partition_and_summarise() {
     assert_eq!(runs[0]["seed"].as_u64(), Some(3));
     assert_eq!(runs[1]["seed"].as_u64(), Some(4));
     // One partition, one reference table: the baselines agree across repetitions.
-    assert_eq!(runs[0]["opt_accuracy"], runs[1]["opt_accuracy"]);
-    assert_eq!(
-        runs[0]["reference_accuracies"],
-        runs[1]["reference_accuracies"]
-    );
+    let (d0, d1) = (&runs[0]["diagnostics"], &runs[1]["diagnostics"]);
+    assert_eq!(d0["opt_accuracy"], d1["opt_accuracy"]);
+    assert_eq!(d0["reference_accuracies"], d1["reference_accuracies"]);
     assert_eq!(v["summary"]["runs"].as_u64(), Some(2));
-    let mean = (runs[0]["selected_accuracy"].as_f64().unwrap()
-        + runs[1]["selected_accuracy"].as_f64().unwrap())
+    let mean = (d0["selected_accuracy"].as_f64().unwrap()
+        + d1["selected_accuracy"].as_f64().unwrap())
         / 2.0;
-    let got = v["summary"]["selected_accuracy_mean"].as_f64().unwrap();
+    let s = &v["summary"]["diagnostics"];
+    assert_eq!(s["not_private"], true);
+    let got = s["selected_accuracy_mean"].as_f64().unwrap();
     assert!((got - mean).abs() < 1e-12);
+    // Without the flag the summary is the run count only.
+    let o = simulate(&["--iid", "--repetitions", "2"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"], serde_json::json!({ "runs": 2 }));
 }
 
 #[test]
@@ -105,6 +303,12 @@ fn bad_input_exits_2_naming_the_parameter() {
         (&["--delta", "1.5"][..], "delta"),
         (&["--dropout-rate", "1"][..], "dropout_rate"),
         (&["--repetitions", "0"][..], "repetitions"),
+        // t defaults to 7 of 8 clients: c must leave an honest survivor.
+        (&["--colluders", "7"][..], "colluders"),
+        (
+            &["--min-survivors", "4", "--colluders", "5"][..],
+            "colluders",
+        ),
     ] {
         let o = simulate(extra);
         assert_eq!(code(&o), 2, "{extra:?}: {}", stderr(&o));

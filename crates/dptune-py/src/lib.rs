@@ -1406,31 +1406,45 @@ struct PyNoisePlan {
 
 #[pymethods]
 impl PyNoisePlan {
-    /// Smallest total variance whose guarantee is at most (ε, δ) with `min_survivors` clients.
+    /// Smallest total variance whose guarantee is at most (ε, δ) with `min_survivors` clients,
+    /// `colluders` of whom may collude (each share is sized for `min_survivors − colluders`).
     #[staticmethod]
-    #[pyo3(signature = (k, epsilon, delta, min_survivors, neighbours="replace"))]
+    #[pyo3(signature = (k, epsilon, delta, min_survivors, neighbours="replace", colluders=0))]
     fn calibrate(
         k: usize,
         epsilon: f64,
         delta: f64,
         min_survivors: usize,
         neighbours: &str,
+        colluders: usize,
     ) -> R<Self> {
         let nb = self::neighbours(neighbours)?;
         Ok(Self {
-            inner: RsNoisePlan::calibrate(k, nb, min_survivors, epsilon, delta).py()?,
+            inner: RsNoisePlan::calibrate(k, nb, min_survivors, colluders, epsilon, delta).py()?,
             k,
         })
     }
-    /// A plan with total variance `variance` reached by any `min_survivors` clients.
+    /// A plan with total variance `variance` reached by any `min_survivors` clients of whom at
+    /// most `colluders` collude.
     #[staticmethod]
-    #[pyo3(signature = (k, variance, min_survivors, neighbours="replace"))]
-    fn with_variance(k: usize, variance: f64, min_survivors: usize, neighbours: &str) -> R<Self> {
+    #[pyo3(signature = (k, variance, min_survivors, neighbours="replace", colluders=0))]
+    fn with_variance(
+        k: usize,
+        variance: f64,
+        min_survivors: usize,
+        neighbours: &str,
+        colluders: usize,
+    ) -> R<Self> {
         let nb = self::neighbours(neighbours)?;
         Ok(Self {
-            inner: RsNoisePlan::with_variance(k, nb, min_survivors, variance).py()?,
+            inner: RsNoisePlan::with_variance(k, nb, min_survivors, colluders, variance).py()?,
             k,
         })
+    }
+    /// The colluding survivors c the guarantee holds against (an assumption).
+    #[getter]
+    fn colluders(&self) -> usize {
+        self.inner.colluders()
     }
     /// Votes per client.
     #[getter]
@@ -1454,10 +1468,11 @@ impl PyNoisePlan {
     }
     fn __repr__(&self) -> String {
         format!(
-            "NoisePlan(k={}, total_variance={}, min_survivors={}, neighbours={})",
+            "NoisePlan(k={}, total_variance={}, min_survivors={}, colluders={}, neighbours={})",
             self.k,
             self.inner.total_variance(),
             self.inner.min_survivors(),
+            self.inner.colluders(),
             self.inner.neighbours()
         )
     }

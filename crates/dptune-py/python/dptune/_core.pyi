@@ -226,19 +226,31 @@ def calibrate(
     raises NoRelease when even the smallest does not fit."""
 
 class NoisePlan:
-    """DP-HYPE's distributed Skellam noise: total variance sized for ``min_survivors`` clients,
-    and the client-level accounting for any number of survivors."""
+    """DP-HYPE's distributed Skellam noise: total variance sized for ``min_survivors`` clients
+    of whom at most ``colluders`` collude (each share is sized for ``min_survivors − colluders``
+    honest clients), and the client-level accounting for any number of survivors."""
 
     @staticmethod
     def calibrate(
-        k: int, epsilon: float, delta: float, min_survivors: int, neighbours: Neighbours = "replace"
+        k: int,
+        epsilon: float,
+        delta: float,
+        min_survivors: int,
+        neighbours: Neighbours = "replace",
+        colluders: int = 0,
     ) -> NoisePlan: ...
     @staticmethod
     def with_variance(
-        k: int, variance: float, min_survivors: int, neighbours: Neighbours = "replace"
+        k: int,
+        variance: float,
+        min_survivors: int,
+        neighbours: Neighbours = "replace",
+        colluders: int = 0,
     ) -> NoisePlan: ...
     @property
     def k(self) -> int: ...
+    @property
+    def colluders(self) -> int: ...
     @property
     def total_variance(self) -> float: ...
     @property
@@ -252,7 +264,8 @@ def top_k_vote(scores: ArrayLike, k: int) -> npt.NDArray[np.uint8]:
 def noisy_vote(
     scores: ArrayLike, plan: NoisePlan, *, seed: Optional[int] = None, stream: int = 0
 ) -> npt.NDArray[np.int64]:
-    """A client's submission: top-k vote plus its Skellam share Sk(μ/t) per coordinate."""
+    """A client's submission: top-k vote (NaN scores count as the worst) plus its Skellam share
+    Sk(μ/(t − c)) per coordinate."""
 
 def select_argmax(counts: ArrayLike, *, seed: Seed = None) -> int:
     """Index of the largest count, ties broken uniformly at random."""

@@ -27,9 +27,26 @@
 //! (Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy", ICML 2018,
 //! arXiv 1805.06530, Thm 8). They reproduce the golden `fed_vote_*` cases.
 //!
-//! **Dropouts.** Each client adds Sk(μ/t) for the minimum number of survivors t; s ≥ t survivors
-//! give exactly Sk(s·μ/t), whose guarantee is at least as strong as the target. The released
-//! guarantee is computed for the actual s (never claimed better than true).
+//! **Dropouts.** Each client adds Sk(μ/(t − c)) for the minimum number of survivors t and the
+//! assumed number of colluders c (below); s ≥ t survivors give exactly Sk(s·μ/(t − c)), whose
+//! guarantee is at least as strong as the target. The released guarantee is computed for the
+//! actual s (never claimed better than true). Participation must not depend on the clients' data
+//! (a client whose local evaluation fails still submits a valid vote, see [`super::vote`]):
+//! then s is a function of crashes and the network only and releasing it costs nothing.
+//!
+//! **Collusion (an assumption of every guarantee here).** Distributed noise protects a client
+//! only through the shares of the *other honest* clients: c colluding survivors (possibly
+//! together with the server) know their own shares and subtract them from the sum, so only the
+//! s − c honest shares remain, total variance (s − c)·μ_c. Noise sized for t honest survivors
+//! (c = 0, the default) therefore gives much less than its ε against a coalition: t = 80,
+//! 100 survivors, k = 5, δ = 1e-5, target ε = 1: the release claims ε = 0.885 (100 shares), but
+//! against 40 colluders only 60 shares of μ/80 protect and ε = 1.17. [`NoisePlan::calibrate`]
+//! takes c and sizes each share μ/(t − c), so that any t survivors of whom at most c collude keep
+//! the target; [`NoisePlan::against_colluders`] re-accounts an existing plan for c colluders.
+//! Every ε reported is against at most [`NoisePlan::colluders`] colluding clients; the secure
+//! aggregation must itself resist the server plus c clients (complete graph: c below the Shamir
+//! threshold t, which c < t guarantees, Bonawitz et al. CCS 2017, semi-honest setting; SecAgg+:
+//! per neighbourhood, with the graph parameters of Bell et al. CCS 2020, ePrint 2020/704).
 
 use super::noise_share::SkellamShare;
 use crate::error::{check_delta, check_positive, Error, Result};
@@ -157,73 +174,133 @@ pub fn calibrate_gaussian_rdp(sens: VoteSensitivity, eps: f64, delta: f64) -> Re
 /// are exact rationals).
 pub const VARIANCE_GRID: u64 = 1 << 16;
 
-/// The distributed Skellam noise of one DP-HYPE round: total variance μ (for exactly t
-/// survivors), per-client share Sk(μ/t), and the accounting for any number of survivors.
+/// The distributed Skellam noise of one DP-HYPE round: total variance μ (for exactly t − c
+/// honest survivors), per-client share Sk(μ/(t − c)), and the accounting for any number of
+/// survivors against at most c colluders (module doc, "Collusion").
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoisePlan {
     sens: VoteSensitivity,
     neighbours: Neighbours,
     min_survivors: usize,
-    /// Total variance for t survivors, in units of 1/[`VARIANCE_GRID`].
-    mu_units: u64,
+    colluders: usize,
+    /// The per-client share's variance, exactly `share_num / share_den`
+    /// (`share_den` = [`VARIANCE_GRID`]·(t − c) at construction).
+    share_num: u64,
+    share_den: u64,
+}
+
+/// Checks 2 ≤ t and c < t (at least one honest survivor).
+fn check_roster(min_survivors: usize, colluders: usize) -> Result<()> {
+    if min_survivors < 2 {
+        return Err(Error::invalid(
+            "min_survivors",
+            min_survivors,
+            "at least 2 survivors are needed",
+        ));
+    }
+    if colluders >= min_survivors {
+        return Err(Error::invalid(
+            "colluders",
+            colluders,
+            format!("must be smaller than min_survivors ({min_survivors}): some survivor must be honest"),
+        ));
+    }
+    Ok(())
 }
 
 impl NoisePlan {
     /// A plan with total variance `mu_total` (rounded up to the grid) reached by any
-    /// `min_survivors` clients.
+    /// `min_survivors` clients of whom at most `colluders` collude.
     pub fn with_variance(
         k: usize,
         neighbours: Neighbours,
         min_survivors: usize,
+        colluders: usize,
         mu_total: f64,
     ) -> Result<Self> {
         check_positive("mu", mu_total)?;
-        if min_survivors < 2 {
-            return Err(Error::invalid(
-                "min_survivors",
-                min_survivors,
-                "at least 2 survivors are needed",
-            ));
-        }
+        check_roster(min_survivors, colluders)?;
         let units = (mu_total * VARIANCE_GRID as f64).ceil();
         if units >= (1u64 << 52) as f64 {
             return Err(Error::invalid("mu", mu_total, "variance too large"));
         }
+        let share_den = VARIANCE_GRID
+            .checked_mul((min_survivors - colluders) as u64)
+            .ok_or_else(|| Error::invalid("min_survivors", min_survivors, "too large"))?;
         Ok(Self {
             sens: VoteSensitivity::top_k(k, neighbours)?,
             neighbours,
             min_survivors,
-            mu_units: units as u64,
+            colluders,
+            share_num: units as u64,
+            share_den,
         })
     }
 
     /// Calibrates the smallest total variance (on the grid) whose Skellam guarantee is at most
-    /// (`eps`, `delta`) when exactly `min_survivors` clients contribute.
+    /// (`eps`, `delta`) when exactly `min_survivors` clients contribute and `colluders` of them
+    /// collude (so each share is sized for `min_survivors − colluders` honest clients).
     pub fn calibrate(
         k: usize,
         neighbours: Neighbours,
         min_survivors: usize,
+        colluders: usize,
         eps: f64,
         delta: f64,
     ) -> Result<Self> {
         check_positive("epsilon", eps)?;
         check_positive("delta", delta)?;
         check_delta("delta", delta)?;
+        check_roster(min_survivors, colluders)?;
         let sens = VoteSensitivity::top_k(k, neighbours)?;
         let mu = bisect_up(1e-3, 1.0, |mu| Ok(skellam_epsilon(sens, mu, delta)? <= eps))?;
-        let plan = Self::with_variance(k, neighbours, min_survivors, mu)?;
-        debug_assert!(skellam_epsilon(sens, plan.total_variance(), delta)? <= eps);
+        let mut plan = Self::with_variance(k, neighbours, min_survivors, colluders, mu)?;
+        // `total_variance` rounds down; if that crosses the target, one more grid unit.
+        while skellam_epsilon(sens, plan.total_variance(), delta)? > eps {
+            plan.share_num += 1;
+        }
         Ok(plan)
     }
 
-    /// Total variance μ for exactly t survivors.
+    /// The same per-client shares, accounted against `colluders` colluding survivors (for
+    /// example: what a plan sized with c = 0 guarantees if 40 clients collude).
+    pub fn against_colluders(&self, colluders: usize) -> Result<Self> {
+        check_roster(self.min_survivors, colluders)?;
+        Ok(Self {
+            colluders,
+            ..self.clone()
+        })
+    }
+
+    /// Total variance μ of the t − c honest shares (t survivors, c colluders).
     pub fn total_variance(&self) -> f64 {
-        self.mu_units as f64 / VARIANCE_GRID as f64
+        self.variance_of((self.min_survivors - self.colluders) as u64)
+    }
+
+    /// Variance of `shares` shares, rounded down (less noise means a larger ε, so this errs on
+    /// the safe side).
+    fn variance_of(&self, shares: u64) -> f64 {
+        // The product is exact in u128; its conversion and the division each round by at most
+        // half an ulp, so two steps down give a lower bound.
+        let product = shares as u128 * self.share_num as u128;
+        (product as f64 / self.share_den as f64)
+            .next_down()
+            .next_down()
+    }
+
+    /// One client's share variance μ/(t − c), rounded up (for overflow bounds).
+    pub fn share_variance(&self) -> f64 {
+        (self.share_num as f64 / self.share_den as f64).next_up()
     }
 
     /// Minimum number of survivors t.
     pub fn min_survivors(&self) -> usize {
         self.min_survivors
+    }
+
+    /// Number of colluding survivors c the guarantee holds against (an assumption).
+    pub fn colluders(&self) -> usize {
+        self.colluders
     }
 
     /// The neighbour relation of the guarantee.
@@ -236,23 +313,19 @@ impl NoisePlan {
         self.sens
     }
 
-    /// Each client's share: Sk(μ/t) per coordinate.
+    /// Each client's share: Sk(μ/(t − c)) per coordinate.
     pub fn share(&self) -> Result<SkellamShare> {
-        let den = VARIANCE_GRID
-            .checked_mul(self.min_survivors as u64)
-            .ok_or_else(|| Error::invalid("min_survivors", self.min_survivors, "too large"))?;
-        SkellamShare::new(self.mu_units, den)
+        SkellamShare::new(self.share_num, self.share_den)
     }
 
-    /// Total variance when `survivors` clients contributed: survivors·μ/t.
+    /// Variance protecting an honest client when `survivors` clients contributed and c of them
+    /// collude: (survivors − c)·μ/(t − c). Meaningful for `survivors` ≥ t.
     pub fn variance_with(&self, survivors: usize) -> f64 {
-        // Rounded down: less noise means a larger ε, so this errs on the safe side.
-        let v = survivors as f64 * self.total_variance() / self.min_survivors as f64;
-        v.next_down()
+        self.variance_of(survivors.saturating_sub(self.colluders) as u64)
     }
 
-    /// The guarantee of a release to which `survivors` clients contributed: RDP curve plus its
-    /// (ε, δ) at `delta`. Refuses (NoRelease) below t survivors.
+    /// The guarantee of a release to which `survivors` clients contributed, against c
+    /// colluders: RDP curve plus its (ε, δ) at `delta`. Refuses (NoRelease) below t survivors.
     pub fn guarantee(&self, survivors: usize, delta: f64) -> Result<(Guarantee, f64)> {
         if survivors < self.min_survivors {
             return Err(Error::NoRelease {
@@ -422,7 +495,7 @@ mod tests {
 
     #[test]
     fn calibration_and_dropout_accounting() {
-        let plan = NoisePlan::calibrate(5, Neighbours::Replace, 80, 1.0, 1e-5).unwrap();
+        let plan = NoisePlan::calibrate(5, Neighbours::Replace, 80, 0, 1.0, 1e-5).unwrap();
         let mu = plan.total_variance();
         // Skellam needs slightly more variance than the Gaussian RDP grid σ² = 12.7926².
         assert!(mu > 163.6 && mu < 166.0, "{mu}");
@@ -437,7 +510,50 @@ mod tests {
         ));
         let share = plan.share().unwrap();
         assert!((share.variance() * 80.0 - mu).abs() < 1e-9);
-        assert!(NoisePlan::calibrate(0, Neighbours::Replace, 80, 1.0, 1e-5).is_err());
-        assert!(NoisePlan::calibrate(5, Neighbours::Replace, 1, 1.0, 1e-5).is_err());
+        assert!(NoisePlan::calibrate(0, Neighbours::Replace, 80, 0, 1.0, 1e-5).is_err());
+        assert!(NoisePlan::calibrate(5, Neighbours::Replace, 1, 0, 1.0, 1e-5).is_err());
+    }
+
+    #[test]
+    fn collusion_is_accounted_and_calibrated() {
+        // Issue 13, finding 8: t = 80, 100 survivors, k = 5, δ = 1e-5, target ε = 1.
+        let d = 1e-5;
+        let honest = NoisePlan::calibrate(5, Neighbours::Replace, 80, 0, 1.0, d).unwrap();
+        assert_eq!(honest.colluders(), 0);
+        let (_, claimed) = honest.guarantee(100, d).unwrap();
+        assert!((claimed - 0.885).abs() < 5e-4, "{claimed}");
+        // The same shares against 40 colluders: only 60 shares of μ/80 protect.
+        let exposed = honest.against_colluders(40).unwrap();
+        assert_eq!(exposed.share(), honest.share());
+        let (_, truth) = exposed.guarantee(100, d).unwrap();
+        assert!((1.17..1.18).contains(&truth), "{truth}");
+        assert!((exposed.variance_with(100) - 0.75 * honest.total_variance()).abs() < 1e-9);
+        // Sized for 40 colluders: each share is μ/40, twice as large, and any 80 survivors of
+        // whom 40 collude keep the target; more survivors only help.
+        let sized = NoisePlan::calibrate(5, Neighbours::Replace, 80, 40, 1.0, d).unwrap();
+        assert!((sized.share_variance() - 2.0 * honest.share_variance()).abs() < 1e-3);
+        let (_, at_t) = sized.guarantee(80, d).unwrap();
+        assert!(at_t <= 1.0 && at_t > 0.999, "{at_t}");
+        let (_, at_100) = sized.guarantee(100, d).unwrap();
+        assert!(at_100 < at_t);
+        // Without colluders the same larger shares give a smaller ε than the target.
+        let (_, naive) = sized
+            .against_colluders(0)
+            .unwrap()
+            .guarantee(80, d)
+            .unwrap();
+        assert!(naive < 0.75, "{naive}");
+        // c must leave an honest survivor.
+        for c in [80, 81] {
+            assert!(matches!(
+                NoisePlan::calibrate(5, Neighbours::Replace, 80, c, 1.0, d),
+                Err(Error::InvalidParameter {
+                    name: "colluders",
+                    ..
+                })
+            ));
+            assert!(honest.against_colluders(c).is_err());
+        }
+        assert!(NoisePlan::with_variance(5, Neighbours::Replace, 80, 79, 10.0).is_ok());
     }
 }

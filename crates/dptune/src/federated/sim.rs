@@ -105,6 +105,9 @@ pub struct SimConfig {
     pub delta: f64,
     /// Minimum number of survivors t.
     pub min_survivors: usize,
+    /// Colluding survivors c the guarantee must hold against (an assumption; 0: all honest).
+    /// Each noise share is sized for t − c honest clients.
+    pub colluders: usize,
     /// Probability that a client drops out (at a uniformly chosen protocol stage).
     pub dropout_rate: f64,
     /// Local epochs per candidate (paper: 5).
@@ -124,32 +127,43 @@ pub struct SimConfig {
     pub seed: u64,
 }
 
-/// Result of one run.
+/// Result of one run: the release (the selected candidate and the noisy counts, charged),
+/// public quantities, and [`SimDiagnostics`], which are NOT PRIVATE.
 #[derive(Debug, Clone, Serialize)]
 pub struct SimReport {
-    /// Selected candidate index.
+    /// Selected candidate index (release).
     pub selected: usize,
-    /// Its hyperparameters.
+    /// Its hyperparameters (public grid entry of the released index).
     pub selected_hyperparameters: Hyper,
-    /// Its reference accuracy.
+    /// Clients whose vote is in the sum (depends only on the scripted dropouts: public).
+    pub survivors: usize,
+    /// Released ε for the actual survivors, against at most `colluders` colluders.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// The assumed maximum number of colluding survivors.
+    pub colluders: usize,
+    /// Neighbour relation.
+    pub neighbours: Neighbours,
+    /// Skellam variance protecting an honest client, (survivors − c)·μ/(t − c).
+    pub noise_variance: f64,
+    /// Noisy vote counts (release: the same noisy sum as the selection).
+    pub noisy_counts: Vec<i64>,
+    /// Non-private evaluation of the run.
+    pub diagnostics: SimDiagnostics,
+}
+
+/// NOT PRIVATE: the experiment's evaluation, computed from every client's raw data (and timing),
+/// with no guarantee. For research reports only; never part of the release.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimDiagnostics {
+    /// Reference accuracy of the selected candidate.
     pub selected_accuracy: f64,
     /// OPT: best reference accuracy (non-private oracle).
     pub opt_accuracy: f64,
     /// RANDGUESS: mean reference accuracy (non-private baseline).
     pub randguess_accuracy: f64,
-    /// Clients whose vote is in the sum.
-    pub survivors: usize,
-    /// Released ε for the actual survivors.
-    pub epsilon: f64,
-    /// δ.
-    pub delta: f64,
-    /// Neighbour relation.
-    pub neighbours: Neighbours,
-    /// Total Skellam variance of the sum.
-    pub noise_variance: f64,
-    /// Noisy vote counts.
-    pub noisy_counts: Vec<i64>,
-    /// Reference accuracy of every candidate (non-private oracle, for diagnostics).
+    /// Reference accuracy of every candidate (non-private oracle).
     pub reference_accuracies: Vec<f64>,
     /// Secure-aggregation compute: all clients, seconds.
     pub secagg_client_seconds: f64,
@@ -398,6 +412,7 @@ impl SimConfig {
             self.k,
             Neighbours::Replace,
             self.min_survivors,
+            self.colluders,
             self.epsilon,
             self.delta,
         )?;
@@ -478,18 +493,21 @@ impl SimConfig {
             reports.push(SimReport {
                 selected: v.selected,
                 selected_hyperparameters: grid[v.selected],
-                selected_accuracy: reference[v.selected],
-                opt_accuracy: opt,
-                randguess_accuracy: mean,
                 survivors: v.survivors,
                 epsilon: v.epsilon,
                 delta: v.delta,
+                colluders: v.colluders,
                 neighbours: release.spent.neighbours(),
                 noise_variance: v.noise_variance,
                 noisy_counts: v.noisy_counts.unwrap_or_default(),
-                reference_accuracies: reference.clone(),
-                secagg_client_seconds: timing.clients.as_secs_f64(),
-                secagg_server_seconds: timing.server.as_secs_f64(),
+                diagnostics: SimDiagnostics {
+                    selected_accuracy: reference[v.selected],
+                    opt_accuracy: opt,
+                    randguess_accuracy: mean,
+                    reference_accuracies: reference.clone(),
+                    secagg_client_seconds: timing.clients.as_secs_f64(),
+                    secagg_server_seconds: timing.server.as_secs_f64(),
+                },
             });
         }
         Ok(reports)
@@ -550,6 +568,7 @@ mod tests {
             epsilon: 1.0,
             delta: 1e-5,
             min_survivors: clients * 4 / 5,
+            colluders: 0,
             dropout_rate: 0.05,
             local_epochs: 1,
             fedavg_rounds: 1,
@@ -584,7 +603,8 @@ mod tests {
         let r = config(SimDataset::Mnist5k, 10, Partition::Dirichlet(0.5), 1)
             .run(&|_, _, _| {})
             .unwrap();
-        assert!(r.opt_accuracy >= r.selected_accuracy && r.opt_accuracy > 0.5);
+        let d = &r.diagnostics;
+        assert!(d.opt_accuracy >= d.selected_accuracy && d.opt_accuracy > 0.5);
         assert!(r.survivors >= 8 && r.epsilon <= 1.0);
         assert_eq!(r.noisy_counts.len(), 100);
         let mut bad = config(SimDataset::Adult, 10, Partition::Iid, 1);

@@ -18,7 +18,10 @@ use crate::privacy::{Guarantee, Release};
 pub const MAX_OVERFLOW_PROBABILITY: f64 = 1.0 / (1u64 << 40) as f64;
 
 /// The vote of one client: ones at its k best scores (higher is better; among equal scores the
-/// lower index wins, deterministically). NaN scores and k outside 1..=p are refused.
+/// lower index wins, deterministically). A NaN score counts as −∞ (the worst), so every score
+/// vector gives a valid k-hot vote: whether a client takes part never depends on its data (a
+/// refused vote would be a dropout, and dropouts are released through the survivor count).
+/// Only k outside 1..=p (a public parameter) is refused.
 pub fn top_k_vote(scores: &[f64], k: usize) -> Result<Vec<u8>> {
     let p = scores.len();
     if k == 0 || k > p {
@@ -28,11 +31,13 @@ pub fn top_k_vote(scores: &[f64], k: usize) -> Result<Vec<u8>> {
             format!("must lie in 1..={p} (the number of candidates)"),
         ));
     }
-    if let Some(s) = scores.iter().find(|s| s.is_nan()) {
-        return Err(Error::invalid("scores", s, "a score is NaN"));
-    }
+    let worst_if_nan = |s: f64| if s.is_nan() { f64::NEG_INFINITY } else { s };
     let mut idx: Vec<usize> = (0..p).collect();
-    idx.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    idx.sort_by(|&a, &b| {
+        worst_if_nan(scores[b])
+            .total_cmp(&worst_if_nan(scores[a]))
+            .then(a.cmp(&b))
+    });
     let mut vote = vec![0u8; p];
     for &i in &idx[..k] {
         vote[i] = 1;
@@ -107,12 +112,14 @@ pub struct VoteOutcome {
     pub noisy_counts: Option<Vec<i64>>,
     /// Number of clients whose vote is in the sum.
     pub survivors: usize,
-    /// Total noise variance in the sum (survivors·μ/t).
+    /// Noise variance protecting an honest client: (survivors − c)·μ/(t − c).
     pub noise_variance: f64,
-    /// ε of the release at `delta`.
+    /// ε of the release at `delta`, against at most `colluders` colluding survivors.
     pub epsilon: f64,
     /// δ.
     pub delta: f64,
+    /// The number of colluding survivors the guarantee assumes at most (a public parameter).
+    pub colluders: usize,
 }
 
 impl VoteRound {
@@ -138,7 +145,7 @@ impl VoteRound {
             ));
         }
         // Upper estimate of the largest possible noise variance (all n clients contribute).
-        let variance = clients as f64 * self.plan.total_variance() / t as f64 * (1.0 + 1e-9);
+        let variance = clients as f64 * self.plan.share_variance() * (1.0 + 1e-9);
         let worst = overflow_probability(clients as u64, variance, self.candidates);
         if worst > MAX_OVERFLOW_PROBABILITY {
             return Err(Error::invalid(
@@ -175,19 +182,24 @@ impl VoteRound {
                 rng.next_u64(),
             )?,
         };
+        // Validated before any noise is drawn; after this nothing fails on the scores.
+        if let Some((i, s)) = scores
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.len() != self.candidates)
+        {
+            return Err(Error::invalid(
+                "scores",
+                format!("client {i}: {} scores", s.len()),
+                format!("every client must score all {} candidates", self.candidates),
+            ));
+        }
         let share = self.plan.share()?;
         let streams = rng.streams();
         let inputs = scores
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                if s.len() != self.candidates {
-                    return Err(Error::invalid(
-                        "scores",
-                        format!("client {i}: {} scores", s.len()),
-                        format!("every client must score all {} candidates", self.candidates),
-                    ));
-                }
                 let vote = top_k_vote(s, self.k)?;
                 let noisy = noisy_vote(
                     &vote,
@@ -211,6 +223,7 @@ impl VoteRound {
             noise_variance: self.plan.variance_with(survivors),
             epsilon,
             delta: self.delta,
+            colluders: self.plan.colluders(),
         };
         Ok((
             Release {
@@ -236,7 +249,14 @@ mod tests {
         assert_eq!(top_k_vote(&[0.5; 4], 1).unwrap(), vec![1, 0, 0, 0]);
         assert!(top_k_vote(&[0.5; 4], 5).is_err());
         assert!(top_k_vote(&[0.5; 4], 0).is_err());
-        assert!(top_k_vote(&[f64::NAN, 0.0], 1).is_err());
+        // NaN is the worst score (e99dd64 refused the vote, turning bad data into a dropout).
+        assert_eq!(top_k_vote(&[f64::NAN, 0.0], 1).unwrap(), vec![0, 1]);
+        assert_eq!(
+            top_k_vote(&[f64::NAN, f64::NEG_INFINITY, 0.3, f64::NAN], 2).unwrap(),
+            vec![1, 0, 1, 0]
+        );
+        // All NaN (a failed evaluation): still exactly k ones.
+        assert_eq!(top_k_vote(&[f64::NAN; 4], 3).unwrap(), vec![1, 1, 1, 0]);
         let share = SkellamShare::new(1, 1).unwrap();
         let mut rng = SecureRng::seeded(1);
         assert!(noisy_vote(&[1, 0, 0], 4, 1, &share, &mut rng).is_err());
@@ -269,7 +289,7 @@ mod tests {
         VoteRound {
             candidates,
             k: 2,
-            plan: NoisePlan::calibrate(2, Neighbours::Replace, t, 1.0, 1e-5).unwrap(),
+            plan: NoisePlan::calibrate(2, Neighbours::Replace, t, 0, 1.0, 1e-5).unwrap(),
             delta: 1e-5,
             release_counts: true,
             sparse: None,
@@ -317,5 +337,21 @@ mod tests {
             r.run(4, &bad, &[], &mut rng),
             Err(Error::InvalidParameter { name: "scores", .. })
         ));
+    }
+
+    #[test]
+    fn nan_scores_still_vote_and_survive() {
+        // Client 2's evaluation failed (all NaN), client 5 has one NaN: both still submit a
+        // k-hot vote, so the survivor count (released) is the same as with clean scores.
+        let mut rng = SecureRng::seeded(4);
+        let mut scores: Vec<Vec<f64>> = (0..8).map(|i| vec![0.1 * i as f64; 6]).collect();
+        scores[2] = vec![f64::NAN; 6];
+        scores[5][1] = f64::NAN;
+        let r = round(6, 6);
+        let (rel, _) = r.run(5, &scores, &[], &mut rng).unwrap();
+        assert_eq!(rel.value.survivors, 8);
+        assert_eq!(rel.value.colluders, 0);
+        let (_, e8) = r.plan.guarantee(8, 1e-5).unwrap();
+        assert_eq!(rel.value.epsilon, e8);
     }
 }

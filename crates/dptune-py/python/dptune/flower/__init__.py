@@ -2,7 +2,7 @@
 
 * :mod:`dptune.flower.server_app` — ``app``: a ``ServerApp`` that runs one DP-HYPE round (four
   secure-aggregation stages) and prints one ``DPTUNE_RESULT {...}`` line with the selected index
-  and the client-level guarantee for the actual survivors.
+  and the client-level guarantee for the actual number of survivors (not their identities).
 * :mod:`dptune.flower.client_app` — ``app``: a ``ClientApp`` whose local evaluation is the
   function named by the run config key ``evaluate-fn`` (``module:function``, default
   :func:`dptune.flower.demo.evaluate`); :func:`make_client_app` builds one around your own
@@ -11,10 +11,12 @@
 
 Run config keys: ``candidates``, ``k``, ``epsilon``, ``delta``, ``min-nodes`` (n, SecAgg
 participants), ``min-survivors`` (t: the noise is sized so that any t survivors give the
-guarantee; fewer and nothing is released), ``neighbours`` (``replace``), ``stage-timeout``
-(seconds), ``round``, ``evaluate-fn``, and ``seed`` (research runs only: a seed in the run
-config is visible to the SuperLink and every node, so the noise is **not private**; omit it in
-real use).
+guarantee; fewer and nothing is released), ``colluders`` (c, default 0: the guarantee holds
+against at most c colluding survivors, who know their own noise shares; each share is sized for
+t − c honest clients; the released ``assumption`` states it), ``neighbours`` (``replace``),
+``stage-timeout`` (seconds), ``round``, ``evaluate-fn``, and ``seed`` (research runs only: a
+seed in the run config is visible to the SuperLink and every node, so the noise is **not
+private**; omit it in real use).
 
 The compiled extension is not part of a FAB: ``pip install`` dptune into the environment of the
 SuperLink and of every SuperNode.

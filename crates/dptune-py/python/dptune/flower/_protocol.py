@@ -11,7 +11,13 @@ Round structure (four server ↔ client round trips, the SecAgg stages):
    adds its Skellam noise share, and advertises its SecAgg keys;
 1. share keys; 2. masked input; 3. unmask. The server learns only the sum of the surviving
    clients' noisy votes, refuses below ``min-survivors``, and releases the argmax together with
-   the client-level guarantee for the actual survivors.
+   the client-level guarantee for the actual number of survivors.
+
+Participation never depends on a client's data: a NaN score counts as the worst, and a client
+whose local evaluation fails (raises, or returns the wrong shape) still submits a valid vote for
+k candidates drawn uniformly at random, independently of its data (see :func:`local_scores`).
+Only crashes and the network make a client drop out; the release then names the number of
+survivors (needed for its ε), never which clients survived.
 
 A Flower ClientApp runs in a fresh process per message, so the client keeps its state in
 Flower's node-local ``context.state``: its secret 32-byte SecAgg key, its noisy vote, and the
@@ -23,7 +29,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
+import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
@@ -53,6 +61,9 @@ class RoundConfig:
     stage_timeout: float = 60.0
     seed: Optional[int] = None  # research runs only: NOT private against anyone who knows it
     evaluate: str = "dptune.flower.demo:evaluate"
+    #: Colluding survivors the guarantee must hold against (an assumption; 0: nobody colludes).
+    #: Each noise share is sized for ``min_survivors − colluders`` honest clients.
+    colluders: int = 0
 
     @staticmethod
     def from_run_config(rc: Mapping[str, Any]) -> "RoundConfig":
@@ -65,6 +76,11 @@ class RoundConfig:
             return cast(v)
 
         seed = rc.get("seed")
+        colluders = get("colluders", int, 0)
+        if colluders < 0:
+            raise _core.InvalidParameter(
+                f"invalid parameter `colluders` = {colluders}: must be at least 0"
+            )
         return RoundConfig(
             candidates=get("candidates", int),
             k=get("k", int),
@@ -77,11 +93,17 @@ class RoundConfig:
             stage_timeout=get("stage-timeout", float, 60.0),
             seed=None if seed in (None, "", -1) else int(seed),
             evaluate=get("evaluate-fn", str, "dptune.flower.demo:evaluate"),
+            colluders=colluders,
         )
 
     def plan(self) -> "_core.NoisePlan":
         return _core.NoisePlan.calibrate(
-            self.k, self.epsilon, self.delta, self.min_survivors, self.neighbours
+            self.k,
+            self.epsilon,
+            self.delta,
+            self.min_survivors,
+            self.neighbours,
+            colluders=self.colluders,
         )
 
 
@@ -98,6 +120,40 @@ def load_evaluate(spec: str) -> Evaluate:
 # ------------------------------------------------------------------------------------------------
 # Client side
 
+_log = logging.getLogger("dptune.flower")
+
+
+def local_scores(cfg: RoundConfig, evaluate: Evaluate, context: Any, partition: int) -> np.ndarray:
+    """The client's scores, never an exception: whether a client votes must not depend on its
+    data (a dropout shows in the released survivor count, and a missing share changes the noise).
+
+    If ``evaluate`` raises (any ``Exception``), returns anything but ``candidates`` real numbers,
+    or only NaN, the client votes for k candidates drawn uniformly at random — from the operating
+    system, or, in a seeded research run, from (seed, partition). The choice does not depend on
+    the data, so the vote's sensitivity and the accounting are unchanged; uniform rather than
+    the first k so that failed clients add no systematic weight to any candidate (in expectation
+    k/p to each). The failure is logged on the client only (the data owner's own log).
+    Some NaN scores among others are kept: the vote counts them as the worst (``top_k_vote``)."""
+    try:
+        scores = np.asarray(evaluate(cfg.candidates, context), dtype=np.float64)
+        if scores.shape != (cfg.candidates,):
+            reason = f"it returned shape {scores.shape}, not ({cfg.candidates},)"
+        elif np.isnan(scores).all():
+            reason = "every score is NaN"
+        else:
+            return scores
+    except Exception as e:  # noqa: BLE001 - any failure on the data becomes a data-free vote
+        reason = f"it raised {type(e).__name__}"
+    _log.warning("local evaluation failed (%s): voting for k random candidates", reason)
+    if cfg.seed is None:
+        chosen = random.SystemRandom().sample(range(cfg.candidates), cfg.k)
+    else:
+        rng = np.random.default_rng([cfg.seed, partition, 1])
+        chosen = rng.choice(cfg.candidates, size=cfg.k, replace=False)
+    fallback = np.full(cfg.candidates, -np.inf)
+    fallback[np.asarray(chosen)] = 0.0
+    return fallback
+
 
 def client_step(
     cfg: RoundConfig,
@@ -112,12 +168,7 @@ def client_step(
     """Handles one server message. ``state`` is the client's persistent, node-local state
     (a dict of bytes/ints; the Flower app maps it onto ``context.state``)."""
     if stage == 0:
-        scores = np.asarray(evaluate(cfg.candidates, context), dtype=np.float64)
-        if scores.shape != (cfg.candidates,):
-            raise _core.InvalidParameter(
-                f"invalid parameter `scores` = shape {scores.shape}: the local evaluation must "
-                f"return {cfg.candidates} scores"
-            )
+        scores = local_scores(cfg, evaluate, context, partition)
         noisy = _core.noisy_vote(scores, cfg.plan(), seed=cfg.seed, stream=partition)
         state.clear()
         state["key"] = os.urandom(32)
@@ -172,7 +223,9 @@ class ServerRound:
 
     def collect(self, replies: Iterable[tuple]) -> int:
         """Feeds (sid, bytes) replies; refused or missing replies count as dropouts. Returns the
-        number accepted."""
+        number accepted. An honest client's messages never depend on its data in form (its vote
+        always exists, see :func:`local_scores`), so refusals come from crashes, replays or
+        tampering only."""
         n = 0
         for sid, data in replies:
             try:
@@ -187,16 +240,26 @@ class ServerRound:
         self.pending = {int(k): bytes(v) for k, v in out.items()}
 
     def finish(self) -> Dict[str, Any]:
+        """The release: the selected index and the guarantee for the number of survivors and
+        the assumed colluders. Which clients survived is not released (the count is what the
+        guarantee needs; the identities are known to the server and the clients only, as the
+        protocol requires)."""
         total, survivors = self.server.finish()
         guarantee, eps = self.cfg.plan().guarantee(len(survivors), self.cfg.delta)
         selected = _core.select_argmax(total, seed=self.cfg.seed)
         return {
             "selected": int(selected),
-            "survivors": [int(s) for s in survivors],
+            "survivors": len(survivors),
+            "colluders": self.cfg.colluders,
             "epsilon": float(eps),
             "delta": self.cfg.delta,
             "neighbours": guarantee.neighbours,
             "guarantee": str(guarantee),
+            "assumption": (
+                f"at most {self.cfg.colluders} colluding survivors (noise sized for "
+                f"{self.cfg.min_survivors - self.cfg.colluders} honest clients); participation "
+                "does not depend on the clients' data"
+            ),
         }
 
 
