@@ -94,6 +94,8 @@ pub struct GpArgs {
     /// Draw data, non-private and private predictions to this file (`.svg`, or `.png`).
     #[arg(long)]
     plot: Option<PathBuf>,
+    #[command(flatten)]
+    budget: crate::budget::BudgetCharge,
 }
 
 /// Inputs (standardised), raw outputs, and how to map the first input back for plotting.
@@ -326,6 +328,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     for (i, g) in plot_grid.iter().enumerate() {
         x_star[(test.len() + i, 0)] = *g;
     }
+    args.budget.charge("gp", &cfg.cost(x_tr.nrows())?)?;
     let release = private_gp(&x_tr, &y_tr, data.range, &x_star, &cfg, &mut rng)?;
     let sel = &release.value.selection;
     let pred = &release.value.predictions;
