@@ -194,7 +194,7 @@ fn corrupted_store_is_found_never_misread() {
     let expected = read_all(&path).unwrap();
     let (mut found, mut harmless) = (0, 0);
     // Every 11th byte (all pages, headers and cells) flipped in its low bit; at the time of
-    // writing 200 of 1862 flips are found, the others hit unused space.
+    // writing 202 of 1862 flips are found, the others hit unused space.
     for at in (0..whole.len()).step_by(11) {
         let mut bytes = whole.clone();
         bytes[at] ^= 0x01;
