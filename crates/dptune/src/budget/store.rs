@@ -219,8 +219,10 @@ impl Store {
         let fits = account::replay(&allowance, &loaded.guarantees())
             .and_then(|mut ledger| ledger.charge(cost));
         if let Err(e) = fits {
+            // (A stored charge that no longer fits under this build's accounting also means
+            // that nothing more fits: it is reported against the new charge.)
             return Err(match e {
-                Error::BudgetExceeded { requested, .. } => {
+                Error::BudgetExceeded { .. } => {
                     let s = loaded.status()?.spent;
                     Error::BudgetExceeded {
                         allowance: format!(
@@ -231,7 +233,7 @@ impl Store {
                             "eps = {} at delta = {:e} over {} charges ({})",
                             s.epsilon, s.delta, s.charges, s.route
                         ),
-                        requested,
+                        requested: cost.to_string(),
                     }
                 }
                 e => e,
