@@ -75,6 +75,8 @@ pub struct GpArgs {
     /// δ of the cloaked predictions.
     #[arg(long, default_value_t = 1e-5)]
     delta: f64,
+    #[command(flatten)]
+    budget: crate::budget::BudgetCharge,
     /// Signal standard deviation σ_f (public; default: range width / 4, or 80 for the demo).
     #[arg(long)]
     signal_sd: Option<f64>,
@@ -94,8 +96,6 @@ pub struct GpArgs {
     /// Draw data, non-private and private predictions to this file (`.svg`, or `.png`).
     #[arg(long)]
     plot: Option<PathBuf>,
-    #[command(flatten)]
-    budget: crate::budget::BudgetCharge,
 }
 
 /// Inputs (standardised), raw outputs, and how to map the first input back for plotting.
