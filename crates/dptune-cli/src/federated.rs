@@ -95,6 +95,8 @@ struct SimulateArgs {
     /// noise is predictable from it).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    #[command(flatten)]
+    budget: crate::budget::BudgetCharge,
     /// Repetitions on the same partition with seeds SEED, SEED+1, ...; the JSON then holds
     /// `runs` and a `summary`.
     #[arg(long, default_value_t = 1)]
@@ -160,6 +162,8 @@ fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
             "invalid value 0 for `repetitions`: must be at least 1",
         ));
     }
+    a.budget
+        .charge("federated simulate", &cfg.cost(a.repetitions)?)?;
     let seeds: Vec<u64> = (0..a.repetitions).map(|i| a.seed.wrapping_add(i)).collect();
     // The bar's pace is a timing channel on the data: a diagnostic.
     let bar = if json || !a.diagnostics {

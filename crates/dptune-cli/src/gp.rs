@@ -75,6 +75,8 @@ pub struct GpArgs {
     /// δ of the cloaked predictions.
     #[arg(long, default_value_t = 1e-5)]
     delta: f64,
+    #[command(flatten)]
+    budget: crate::budget::BudgetCharge,
     /// Signal standard deviation σ_f (public; default: range width / 4, or 80 for the demo).
     #[arg(long)]
     signal_sd: Option<f64>,
@@ -326,6 +328,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     for (i, g) in plot_grid.iter().enumerate() {
         x_star[(test.len() + i, 0)] = *g;
     }
+    args.budget.charge("gp", &cfg.cost(x_tr.nrows())?)?;
     let release = private_gp(&x_tr, &y_tr, data.range, &x_star, &cfg, &mut rng)?;
     let sel = &release.value.selection;
     let pred = &release.value.predictions;

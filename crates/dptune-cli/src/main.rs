@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod account;
+mod budget;
 mod federated;
 mod gp;
 mod plot_file;
@@ -33,6 +34,8 @@ struct Cli {
 enum Command {
     /// Privacy accounting: Gaussian, DP-SGD, zCDP.
     Account(account::AccountArgs),
+    /// Persistent privacy budgets: create, show, list, history (charged with --budget).
+    Budget(budget::BudgetArgs),
     /// Choose among scored candidates privately.
     Select(select::SelectArgs),
     /// Federated private hyperparameter voting (DP-HYPE).
@@ -48,6 +51,7 @@ enum Command {
 fn run(command: Command, json: bool) -> Result<Report, Failure> {
     match command {
         Command::Account(args) => account::run(args),
+        Command::Budget(args) => budget::run(args),
         Command::Select(args) => select::run(args),
         Command::Federated(args) => federated::run(args, json),
         Command::Gp(args) => gp::run(args),

@@ -86,10 +86,12 @@ pub struct SelectArgs {
     repeat: Option<usize>,
     /// Print the exact selection probabilities instead of selecting (NON-PRIVATE: for
     /// analysis of public or synthetic scores only).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "budget")]
     probabilities: bool,
     /// Scores file (one per line, or CSV with --column); stdin if absent or `-`.
     scores: Option<PathBuf>,
+    #[command(flatten)]
+    budget: crate::budget::BudgetCharge,
 }
 
 fn read_source(path: &Option<PathBuf>) -> Result<String, Failure> {
@@ -308,6 +310,7 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     for _ in 1..repeat {
         total = total.compose(&guarantee)?;
     }
+    a.budget.charge("select", &total)?;
     let spent = spent_json(&total);
     let spent_human = total.to_string();
     let seeded = a.seed.is_some();

@@ -105,6 +105,8 @@ pub struct TuneArgs {
     /// Also report the NOT PRIVATE exact-best configuration's test score (same per-run budget).
     #[arg(long)]
     compare: bool,
+    #[command(flatten)]
+    budget: crate::budget::BudgetCharge,
 }
 
 fn input(location: &Path, reason: impl std::fmt::Display) -> Failure {
@@ -300,6 +302,7 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
     };
     plan.outer()?;
     let (name, data, test) = load_data(&a)?;
+    a.budget.charge("tune", &plan.outer()?)?;
     let mut rng = match a.seed {
         Some(s) => SecureRng::seeded(s),
         None => SecureRng::from_os()?,

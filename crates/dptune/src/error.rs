@@ -69,6 +69,16 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// The persistent budget store cannot be used as it is (missing, not a dptune store,
+    /// truncated or corrupted, written by a newer dptune, locked too long); nothing was charged
+    /// and the file was left as it was.
+    #[error("budget store {path}: {reason}")]
+    Store {
+        /// The store file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A numerical procedure did not converge or met a non-finite intermediate value.
     #[error("numerical error in {what}: {reason}")]
     Numerical {

@@ -9,6 +9,7 @@
 //! * [`tune`]: private selection from private candidates, split–tune–final, baselines.
 //! * [`learn`]: DP learners worth tuning (objective perturbation, DP-SGD, ridge) and DP metrics.
 //! * [`gp`]: DP Gaussian-process regression by cloaking and private lengthscale selection.
+//! * [`budget`]: a persistent privacy budget (SQLite) charged across runs and processes.
 //! * [`data`]: CSV loading with a declared schema, bundled datasets with public test splits.
 //!
 //! The library prints nothing; long-running work reports progress through callbacks.
@@ -16,6 +17,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod data;
 pub mod error;
 pub mod federated;

@@ -8,6 +8,7 @@
 //! * [`sim`], [`sim_data`]: the in-process simulation over Adult and MNIST-5k.
 
 pub mod accounting;
+mod cost;
 pub mod noise_share;
 pub mod secagg;
 pub mod sim;

@@ -359,7 +359,7 @@ fn partition(
 pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 
 impl SimConfig {
-    fn check(&self) -> Result<()> {
+    pub(super) fn check(&self) -> Result<()> {
         check_positive("epsilon", self.epsilon)?;
         check_positive("delta", self.delta)?;
         check_delta("delta", self.delta)?;

@@ -13,6 +13,7 @@
 //! public [`OutputRange`]; neighbours differ in one output (replace-one).
 
 mod cloaking;
+mod cost;
 pub mod demo;
 mod linalg;
 mod mechanisms;

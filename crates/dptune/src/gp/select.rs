@@ -116,7 +116,7 @@ pub struct SelectionConfig {
 pub const CV_MVEE_TOL: f64 = 0.05;
 
 impl SelectionConfig {
-    fn check(&self, n: usize) -> Result<()> {
+    pub(super) fn check(&self, n: usize) -> Result<()> {
         if self.grid.is_empty() {
             return Err(Error::invalid("lengthscales", "[]", "needs at least one"));
         }
