@@ -395,11 +395,23 @@ mod tests {
         let task = Task::Classification {
             classes: vec!["no".into(), "yes".into()],
         };
-        Dataset::new(x, y, 2, 2f64.sqrt().next_up(), task, vec!["a".into(), "b".into()]).unwrap()
+        Dataset::new(
+            x,
+            y,
+            2,
+            2f64.sqrt().next_up(),
+            task,
+            vec!["a".into(), "b".into()],
+        )
+        .unwrap()
     }
 
     fn dist(a: &[f64], b: &[f64]) -> f64 {
-        a.iter().zip(b).map(|(p, q)| (p - q).powi(2)).sum::<f64>().sqrt()
+        a.iter()
+            .zip(b)
+            .map(|(p, q)| (p - q).powi(2))
+            .sum::<f64>()
+            .sqrt()
     }
 
     #[test]
@@ -417,7 +429,10 @@ mod tests {
             let theta = p.newton();
             let bound = p.certified_gradient(&theta) / lambda;
             let truth = dist(&theta, &exact.theta);
-            assert!(truth <= bound + exact.distance, "{steps}: {truth} > {bound}");
+            assert!(
+                truth <= bound + exact.distance,
+                "{steps}: {truth} > {bound}"
+            );
             // ... and the deliberately wrong bound ‖ĝ‖/(Λ + 1/4) (the smoothness constant
             // instead of the strong convexity one) must fail this check at some step count.
             if steps == 1 {
@@ -499,5 +514,18 @@ mod tests {
         let bound = Problem::gradient_error(3, 1e-3, 5.0);
         assert!(dist(&g, &reference) <= bound, "{}", dist(&g, &reference));
         assert!(bound < 1e-12, "{bound}");
+    }
+
+    #[test]
+    fn newton_certifies_on_adult_at_every_default_regularization() {
+        // The fallback is for safety only: on Adult (d = 100 + bias) the 40 Newton steps reach
+        // the tolerance τ = 2⁻¹⁰/n across the default search space (its ends and middle).
+        let adult = crate::data::bundled("adult").unwrap().train();
+        let n = adult.len() as u64;
+        for lambda in [1e-4, 1e-3, 1e-1] {
+            let p = Problem::new(&adult, n, lambda, 1.0 / 1024.0 / n as f64, 40).unwrap();
+            let g = p.certified_gradient(&p.newton());
+            assert!(g <= p.tolerance, "Λ = {lambda}: {g:e} > {:e}", p.tolerance);
+        }
     }
 }

@@ -288,7 +288,12 @@ mod tests {
             .size(&data, Neighbours::AddRemove)
             .unwrap_err();
         assert!(e.to_string().contains("`allowance`"), "{e}");
-        assert_eq!(ObjectivePerturbation.size(&data, Neighbours::Replace).unwrap(), 1);
+        assert_eq!(
+            ObjectivePerturbation
+                .size(&data, Neighbours::Replace)
+                .unwrap(),
+            1
+        );
         let e = OutputPerturbation::with_public_size(0).unwrap_err();
         assert!(e.to_string().contains("`public_size`"), "{e}");
     }
