@@ -65,10 +65,15 @@ fn up(x: f64) -> f64 {
     (x * (1.0 + 2f64.powi(-40))).next_up()
 }
 
-/// ‖v‖ as computed, and an upper bound on the exact norm.
+/// Absolute slack for underflow: a square below the normal range (entries < 2⁻⁵¹¹ ≈ 1.5e-154)
+/// or a product below it loses at most 2⁻¹⁰⁷⁴; summed over any realistic number of entries
+/// and records this stays far below 1e-100 (and 1e-100 is far below any tolerance).
+const UNDERFLOW: f64 = 1e-100;
+
+/// An upper bound on the exact norm ‖v‖, from the computed one.
 fn norm_up(v: &[f64]) -> f64 {
     let n = v.iter().map(|a| a * a).sum::<f64>().sqrt();
-    up(n * (1.0 + gamma(v.len() + 2)))
+    up(n * (1.0 + gamma(v.len() + 2)) + UNDERFLOW)
 }
 
 /// The regularised logistic-regression objective on one dataset.
@@ -93,7 +98,7 @@ pub(crate) struct Problem<'a> {
 pub(crate) struct Solution {
     /// θ (features then the bias coordinate, in the scaled space).
     pub theta: Vec<f64>,
-    /// An upper bound on ‖θ − θ*‖, at most τ/Λ.
+    /// An upper bound on ‖θ − θ*‖, at most τ/Λ (rounded up).
     pub distance: f64,
 }
 
@@ -159,7 +164,7 @@ impl<'a> Problem<'a> {
     fn gradient_error(d: usize, lambda: f64, r: f64) -> f64 {
         let dc = up(gamma(d) * r / 4.0 + SIGMOID_ERROR);
         let xi = up(dc + (1.0 + dc) * gamma(SUM_DEPTH + 1));
-        up(xi + 3.0 * U * (1.0 + xi + lambda * r))
+        up(xi + 3.0 * U * (1.0 + xi + lambda * r) + UNDERFLOW)
     }
 
     /// The public per-step error of the fallback and the step count K; refuses (naming
@@ -175,7 +180,8 @@ impl<'a> Problem<'a> {
         let step = up(eta * g + 2.0 * U * (r + 2.0 * eta * (1.0 + lambda * r + g)));
         let per_step = up(step + gamma(d + 4) * r);
         let target = tolerance / lambda / 2.0 * (1.0 - 1e-9);
-        if !(per_step / one_minus_q <= target) {
+        let floor = per_step / one_minus_q;
+        if floor.is_nan() || floor > target {
             return Err(Error::invalid(
                 "regularization",
                 lambda,
@@ -187,7 +193,7 @@ impl<'a> Problem<'a> {
         }
         // q^K · 2R ≤ target: K ≥ ln(2R/target)/(−ln q); −ln(1 − x) ≥ x.
         let k = ((2.0 * r / target).ln() / one_minus_q * (1.0 + 1e-9)).ceil();
-        if !(k.is_finite() && k < 1e15) {
+        if k.is_nan() || k >= 1e15 {
             return Err(Error::invalid(
                 "regularization",
                 lambda,
@@ -222,7 +228,7 @@ impl<'a> Problem<'a> {
             while stack.last().is_some_and(|(l, _)| *l == level) {
                 let (_, top) = stack.pop().expect("checked");
                 for (b, t) in block.iter_mut().zip(top) {
-                    *b = t + *b;
+                    *b += t;
                 }
                 level += 1;
             }
@@ -232,7 +238,7 @@ impl<'a> Problem<'a> {
         let mut sum = vec![0.0; d];
         while let Some((_, top)) = stack.pop() {
             for (s, t) in sum.iter_mut().zip(top) {
-                *s = t + *s;
+                *s += t;
             }
         }
         sum.iter()
@@ -361,14 +367,16 @@ impl<'a> Problem<'a> {
     /// The certified solution: Newton, then the certificate, then (only if it fails) the
     /// fallback, whose public step count comes from [`Problem::check_precision`].
     pub(crate) fn solve(&self) -> Solution {
-        let limit = self.tolerance / self.lambda;
+        let limit = up(self.tolerance / self.lambda);
         let theta = self.newton();
-        let distance = self.certified_gradient(&theta) / self.lambda;
-        if distance <= limit {
+        let certified = self.certified_gradient(&theta);
+        if certified <= self.tolerance {
+            // ‖θ − θ*‖ ≤ ‖∇F(θ)‖/Λ ≤ τ/Λ (the reported distance is rounded up).
+            let distance = up(certified / self.lambda).min(limit);
             return Solution { theta, distance };
         }
         let theta = self.fallback(&theta, self.fallback_steps);
-        let certified = self.certified_gradient(&theta) / self.lambda;
+        let certified = up(self.certified_gradient(&theta) / self.lambda);
         Solution {
             theta,
             distance: certified.min(limit),
