@@ -31,10 +31,12 @@ const TOLERANCE_PER_RECORD: f64 = 1.0 / 1024.0;
 /// on a power-of-two grid.
 ///
 /// **Theorem.** Chaudhuri, Monteleoni & Sarwate, "Differentially Private Empirical Risk
-/// Minimization", JMLR 12 (2011), arXiv 0912.0071, **Corollary 8 / Theorem 6** (output
-/// perturbation; THEORY.md §8): the minimiser θ* of a Λ-strongly convex
+/// Minimization", JMLR 12 (2011), arXiv 0912.0071, **Theorem 6** (Algorithm 1, output
+/// perturbation; THEORY.md §8, which marks the numbering for checking against the paper) and
+/// the sensitivity bound in its proof (Corollary 8): the minimiser θ* of a Λ-strongly convex
 /// F(θ) = (1/N) Σᵢ ℓ(yᵢθᵀxᵢ) + (Λ/2)‖θ‖² with ‖∇ℓ‖ ≤ 1 has L2 sensitivity 2/(NΛ). The proof
-/// is two lines and is restated here because the normaliser differs: for neighbours D, D′,
+/// is two lines and is restated here, so nothing rests on the numbering, and because the
+/// normaliser differs: for neighbours D, D′,
 /// ‖θ*_D − θ*_D′‖ ≤ ‖∇F_D(θ*_D′)‖/Λ = ‖∇(F_D − F_D′)(θ*_D′)‖/Λ (strong convexity). With
 /// N = max(n, m) for a public size n and m records, F_D − F_D′ is
 /// * replace-one (m equal): (1/N)(ℓ_z − ℓ_z′), gradient ≤ 2/N ≤ 2/n;
