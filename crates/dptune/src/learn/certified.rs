@@ -7,14 +7,16 @@
 //!
 //! F(θ) = (1/N) Σᵢ ℓ(yᵢ θᵀxᵢ) + (Λ/2)‖θ‖²,  ℓ(t) = ln(1 + e^{−t}),  N = max(n, m),
 //!
-//! with n the public size and m the record count. F is Λ-strongly convex, so for every θ
-//! (Nesterov, *Lectures on Convex Optimization*, 2018, Thm 2.1.10):
+//! with n the public size and m the record count. F is Λ-strongly convex, so its gradient is
+//! strongly monotone, ⟨∇F(θ) − ∇F(θ*), θ − θ*⟩ ≥ Λ‖θ − θ*‖² (Nesterov, *Lectures on Convex
+//! Optimization*, 2018, §2.1.3), and with ∇F(θ*) = 0 and Cauchy–Schwarz, for every θ:
 //!
 //! ‖θ − θ*‖ ≤ ‖∇F(θ)‖ / Λ.
 //!
 //! **Solver.** A fixed number of safeguarded Newton steps (the full step when it decreases F,
 //! else the damped step 1/(1 + λ/(2√Λ)) of self-concordant analysis: F is self-concordant
-//! with constant 1/√Λ because |ℓ‴| ≤ ℓ″ and ‖xᵢ‖ ≤ 1). Then the certificate: an upper bound
+//! with constant 1/√Λ because |ℓ‴| ≤ ℓ″ and ‖xᵢ‖ ≤ 1, Bach 2010, arXiv 0910.4627; this only
+//! affects speed, privacy rests on the certificate). Then the certificate: an upper bound
 //! on ‖∇F(θ)‖ that includes every floating-point error of computing the gradient
 //! ([`Problem::certified_gradient`]). If it is at most the public tolerance τ, θ is within
 //! τ/Λ of θ*.
@@ -22,10 +24,12 @@
 //! **If the certificate fails** (it never did in our tests, but nothing proves Newton
 //! converges in a fixed number of steps), the solver does not refuse: it runs projected
 //! gradient descent onto the public ball ‖θ‖ ≤ 1/(2Λ) (which contains θ*, since
-//! ‖θ*‖ ≤ ‖∇F(0)‖/Λ ≤ 1/(2Λ)) for a public number K of steps, chosen so that the contraction
-//! (factor q = 1 − ηΛ with η = 1/(Λ + 1/4), because F is (Λ + 1/4)-smooth) reduces the
-//! initial distance ≤ 2R to τ/(2Λ), and the floating-point error of each step (a public
-//! bound E) adds at most E/(1 − q) ≤ τ/(2Λ). The latter is checked from public parameters
+//! ‖θ*‖ ≤ ‖∇F(0)‖/Λ ≤ 1/(2Λ); projecting onto it never moves a point away from θ*) for a
+//! public number K of steps. With η = 1/(Λ + 1/4) the map θ ↦ θ − η∇F(θ) is a contraction
+//! toward θ* with factor q = 1 − ηΛ (its Jacobian I − η∇²F has eigenvalues in [0, q], as
+//! ΛI ⪯ ∇²F ⪯ (Λ + 1/4)I), so K steps reduce the initial distance ≤ 2R (R: the ball's radius
+//! with rounding) to τ/(2Λ), and the floating-point error of each step (a public bound E,
+//! using ‖θ‖ ≤ R) adds at most E/(1 − q) ≤ τ/(2Λ). The latter is checked from public parameters
 //! before any data are touched ([`Problem::check_precision`]). Either way the returned θ is
 //! within τ/Λ of θ*.
 //!
@@ -34,7 +38,8 @@
 //! which every term passes through at most k additions has error ≤ γ_k Σ|aᵢ| (§4.2, Eq.
 //! 4.3 and the pairwise case), γ_k = ku/(1 − ku), u = 2⁻⁵³. The gradient sum over records is
 //! pairwise (blocks of [`BLOCK`] records, then a binary tree), so every term passes through
-//! fewer than [`SUM_DEPTH`] additions whatever m is: the bound is public.
+//! fewer than [`SUM_DEPTH`] additions whatever m is: the bound is public. One assumption on
+//! the platform: `f64::exp` is within 4 ulp (glibc's and musl's are within 1).
 
 use nalgebra::{DMatrix, DVector};
 

@@ -47,7 +47,7 @@ const TOLERANCE_PER_RECORD: f64 = 1.0 / 1024.0;
 /// count itself is never used as n unless the caller declares it public, see below).
 ///
 /// **Solver residual, charged.** The released point θ̂ satisfies ‖θ̂ − θ*‖ ≤ τ/Λ for every
-/// dataset ([`super::certified`]: a fixed number of Newton steps, [`NEWTON_STEPS`], a
+/// dataset (module `learn::certified`, private: a fixed number of Newton steps, [`NEWTON_STEPS`], a
 /// floating-point-certified gradient norm ≤ τ, and otherwise projected gradient descent for
 /// a public number of steps, proven to reach τ/Λ; nothing fails or stops on data). Hence
 /// ‖θ̂_D − θ̂_D′‖ ≤ **S = 2/(nΛ) + 2τ/Λ**, τ = 2⁻¹⁰/n ([`OutputPerturbation::sensitivity`],
@@ -108,9 +108,8 @@ impl OutputPerturbation {
 
     /// S = 2/(nΛ) + 2τ/Λ, rounded up: the L2 sensitivity of the certified minimiser.
     pub fn sensitivity(n: u64, lambda: f64) -> f64 {
-        let n = n.max(1) as f64;
-        let exact = 2.0 / (n * lambda);
-        let residual = 2.0 * Self::tolerance(n as u64) / lambda;
+        let exact = 2.0 / (n.max(1) as f64 * lambda);
+        let residual = 2.0 * Self::tolerance(n) / lambda;
         ((exact + residual) * (1.0 + 4.0 * f64::EPSILON)).next_up()
     }
 
