@@ -47,7 +47,7 @@ const TOLERANCE_PER_RECORD: f64 = 1.0 / 1024.0;
 /// count itself is never used as n unless the caller declares it public, see below).
 ///
 /// **Solver residual, charged.** The released point θ̂ satisfies ‖θ̂ − θ*‖ ≤ τ/Λ for every
-/// dataset (module `learn::certified`, private: a fixed number of Newton steps, [`NEWTON_STEPS`], a
+/// dataset (the private module `learn::certified`: [`NEWTON_STEPS`] Newton steps, a
 /// floating-point-certified gradient norm ≤ τ, and otherwise projected gradient descent for
 /// a public number of steps, proven to reach τ/Λ; nothing fails or stops on data). Hence
 /// ‖θ̂_D − θ̂_D′‖ ≤ **S = 2/(nΛ) + 2τ/Λ**, τ = 2⁻¹⁰/n ([`OutputPerturbation::sensitivity`],
