@@ -70,8 +70,9 @@ const TOLERANCE_PER_RECORD: f64 = 1.0 / 1024.0;
 /// L = 1) and ℓ″ ≤ 1/4 (so F is (Λ + 1/4)-smooth); Λ = `regularization` > 0, not so small that
 /// double precision cannot reach τ (an error naming `regularization`); the public size n ≥ 1.
 /// With [`OutputPerturbation::record_count`] (the form [`ObjectivePerturbation`] uses), n is the
-/// record count, which is public only under **replace-one** neighbours: add/remove allowances
-/// are refused there. Empty data are fine (θ* = 0: the release is noise around 0).
+/// record count, which is public only under **replace-one** neighbours (a coin-split part
+/// qualifies: for the same coins it has the same size on neighbouring datasets): add/remove
+/// allowances are refused there. Empty data are fine (θ* = 0: the release is noise around 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputPerturbation {
     /// The public size n, or `None` for the record count (replace-one only).
