@@ -4,9 +4,8 @@
 use dptune::data::Records;
 use dptune::data::{bundled, Dataset, Task};
 use dptune::learn::pipeline::{oracle_on_test, tune, Events, LearnerKind, Plan};
-use dptune::learn::{
-    objective_perturbation_params, DpSgd, NoisyAccuracy, ObjectivePerturbation, RidgeSsp,
-};
+use dptune::learn::{DpSgd, NoisyAccuracy, ObjectivePerturbation, OutputPerturbation, RidgeSsp};
+use dptune::noise::GridGaussian;
 use dptune::noise::SecureRng;
 use dptune::privacy::subsampled::dpsgd_epsilon_grid;
 use dptune::privacy::{Guarantee, Neighbours};
@@ -18,20 +17,6 @@ fn cfg(pairs: &[(&str, Value)]) -> Config {
         .iter()
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect()
-}
-
-#[test]
-fn objective_perturbation_matches_theory_worked_numbers() {
-    // THEORY.md §8: n = 1e4, Λ = 1e-3, c = 1/4, ε = 1: ε′ = 0.95061, Δ = 0.
-    let (e, d) = objective_perturbation_params(1.0, 10_000, 1e-3, 0.25);
-    assert!((e - 0.95061).abs() < 5e-6 && e <= 1.0 - 2.0 * (0.25f64 / 10.0).ln_1p());
-    assert_eq!(d, 0.0);
-    // ‖b‖ ~ Gamma(20, 2/ε′) = Gamma(20, 2.1039).
-    assert!((2.0 / e - 2.1039).abs() < 5e-5);
-    // n = 1000, Λ = 1e-5: ε′ ≤ 0, so Δ = 8.70e-4 and ε′ = 0.5.
-    let (e, d) = objective_perturbation_params(1.0, 1000, 1e-5, 0.25);
-    assert!((e - 0.5).abs() < 1e-12 && e <= 0.5);
-    assert!((d - 8.70e-4).abs() < 5e-6, "{d}");
 }
 
 fn toy(n: usize) -> Dataset {
@@ -59,20 +44,115 @@ fn toy(n: usize) -> Dataset {
 }
 
 #[test]
-fn objective_perturbation_spends_its_pure_epsilon_and_learns() {
+fn output_perturbation_spends_its_allowance_and_learns() {
     let data = toy(4000);
-    let alw = Guarantee::pure(1.0, Neighbours::Replace).unwrap();
-    let c = cfg(&[("regularization", Value::Float(1e-3))]);
+    let c = cfg(&[("regularization", Value::Float(1e-2))]);
+    // Replace-one with the record count as n (what `--learner objpert` runs): pure ε (vector
+    // Laplace) and zCDP (Gaussian) allowances are both spent within.
+    let pure = Guarantee::pure(1.0, Neighbours::Replace).unwrap();
     let m = ObjectivePerturbation
-        .fit(&c, &data, &alw, &mut SecureRng::seeded(2))
+        .fit(&c, &data, &pure, &mut SecureRng::seeded(2))
         .unwrap();
     assert_eq!(m.spent.pure_eps(), Some(1.0));
     assert!(m.value.accuracy(&data) > 0.9, "{}", m.value.accuracy(&data));
-    // Add/remove allowances are refused (the theorem is for replace-one).
-    let ar = Guarantee::pure(1.0, Neighbours::AddRemove).unwrap();
-    assert!(ObjectivePerturbation
+    let zcdp = Guarantee::zcdp(0.1, Neighbours::Replace).unwrap();
+    let m = ObjectivePerturbation
+        .fit(&c, &data, &zcdp, &mut SecureRng::seeded(2))
+        .unwrap();
+    assert!(m.spent.zcdp_rho().unwrap() <= 0.1);
+    assert!(m.value.accuracy(&data) > 0.9, "{}", m.value.accuracy(&data));
+    // Add/remove needs a public size: refused with the record count, fine with n declared
+    // (here a size that differs from the record count, as a noisy count would).
+    let ar = Guarantee::approx(1.0, 1e-6, Neighbours::AddRemove).unwrap();
+    let e = ObjectivePerturbation
         .fit(&c, &data, &ar, &mut SecureRng::seeded(2))
-        .is_err());
+        .unwrap_err();
+    assert!(e.to_string().contains("`allowance`"), "{e}");
+    let m = OutputPerturbation::with_public_size(3900)
+        .unwrap()
+        .fit(&c, &data, &ar, &mut SecureRng::seeded(2))
+        .unwrap();
+    assert!(m.spent.epsilon(1e-6).unwrap() <= 1.0);
+    assert!(m.value.accuracy(&data) > 0.9, "{}", m.value.accuracy(&data));
+    // Bad configurations are refused by name before any data are touched.
+    let tiny = cfg(&[("regularization", Value::Float(1e-14))]);
+    let e = ObjectivePerturbation
+        .fit(&tiny, &data, &zcdp, &mut SecureRng::seeded(2))
+        .unwrap_err();
+    assert!(e.to_string().contains("`regularization`"), "{e}");
+}
+
+#[test]
+fn output_perturbation_never_fails_on_data() {
+    // Empty data, one class only, a public size far from the record count, and tiny Λ with
+    // separable data: each releases a finite model.
+    let c = cfg(&[("regularization", Value::Float(1e-4))]);
+    let alw = Guarantee::zcdp(0.5, Neighbours::Replace).unwrap();
+    let data = toy(2000);
+    let ones: Vec<usize> = (0..data.len()).filter(|&i| data.class(i) == 1).collect();
+    for d in [toy(0), data.select(&ones), toy(3)] {
+        for learner in [
+            ObjectivePerturbation,
+            OutputPerturbation::with_public_size(10).unwrap(),
+            OutputPerturbation::with_public_size(100_000).unwrap(),
+        ] {
+            let m = learner
+                .fit(&c, &d, &alw, &mut SecureRng::seeded(4))
+                .unwrap();
+            assert!(m.value.params.iter().all(|p| p.is_finite()));
+        }
+    }
+}
+
+/// The sample variance of `draws` is within five standard errors (√(2/N)·σ²) of `sigma2`:
+/// for Gaussian draws the false-failure probability is below 6e-7.
+fn variance_matches(draws: &[f64], sigma2: f64) -> bool {
+    let n = draws.len() as f64;
+    let var = draws.iter().map(|x| x * x).sum::<f64>() / n;
+    (var - sigma2).abs() < 5.0 * sigma2 * (2.0 / n).sqrt()
+}
+
+#[test]
+fn output_perturbation_noise_has_the_claimed_scale() {
+    // Empty data: θ* = 0, so the released coefficients are the noise. n = 1000, Λ = 0.01:
+    // S = 2/(nΛ) + 2τ/Λ = 0.2 + 2·(2⁻¹⁰/1000)/0.01 = 0.2001953125; at ρ = 0.5, σ = S.
+    let sigma = 0.200_195_312_5f64;
+    let c = cfg(&[("regularization", Value::Float(0.01))]);
+    let alw = Guarantee::zcdp(0.5, Neighbours::AddRemove).unwrap();
+    let learner = OutputPerturbation::with_public_size(1000).unwrap();
+    let empty = toy(0);
+    let mut rng = SecureRng::seeded(5);
+    let draws: Vec<f64> = (0..4000)
+        .flat_map(|_| {
+            let m = learner.fit(&c, &empty, &alw, &mut rng).unwrap();
+            m.value.params[..2].to_vec()
+        })
+        .collect();
+    assert!(draws.len() == 8000 && variance_matches(&draws, sigma * sigma));
+    // A deliberately wrong variant (half the noise: σ/2 at the same sensitivity) fails.
+    let half = GridGaussian::new(sigma, sigma / 2.0, 1).unwrap();
+    let wrong: Vec<f64> = (0..8000)
+        .map(|_| half.release(&mut rng, 0.0).unwrap())
+        .collect();
+    assert!(!variance_matches(&wrong, sigma * sigma));
+    // Pure ε = 1: each coordinate is Laplace with scale b ≈ √3·S (L1 sensitivity, d = 3);
+    // E|X| = b and sd|X| = b, so five standard errors (false failure < 6e-7) bound the mean.
+    let pure = Guarantee::pure(1.0, Neighbours::AddRemove).unwrap();
+    let abs: Vec<f64> = (0..4000)
+        .flat_map(|_| {
+            let m = learner.fit(&c, &empty, &pure, &mut rng).unwrap();
+            m.value.params[..2]
+                .iter()
+                .map(|p| p.abs())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let b = 3f64.sqrt() * sigma;
+    let mean = abs.iter().sum::<f64>() / abs.len() as f64;
+    assert!(
+        (mean - b).abs() < 5.0 * b / (abs.len() as f64).sqrt(),
+        "{mean} vs {b}"
+    );
 }
 
 #[test]

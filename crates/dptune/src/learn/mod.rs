@@ -1,8 +1,9 @@
 //! DP learners worth tuning, and DP quality metrics.
 //!
 //! Learners ([`crate::tune::Learner`] on [`crate::data::Dataset`]):
-//! * [`ObjectivePerturbation`]: logistic regression by objective perturbation (Chaudhuri,
-//!   Monteleoni & Sarwate 2011), hyperparameter `regularization`;
+//! * [`OutputPerturbation`] (and [`ObjectivePerturbation`], its replace-one form that
+//!   `--learner objpert` runs): logistic regression by output perturbation of a certified
+//!   minimiser (Chaudhuri, Monteleoni & Sarwate 2011), hyperparameter `regularization`;
 //! * [`DpSgd`]: DP-SGD for logistic/softmax regression or a small MLP, hyperparameters
 //!   `learning_rate`, `clip_norm`, `epochs`, `batch_size` (and optionally `noise_multiplier`;
 //!   by default it is calibrated from the per-run allowance);
@@ -16,6 +17,7 @@
 //! Every learner spends at most its allowance, checked in the allowance's own currency with
 //! the same comparison the [`crate::privacy::Ledger`] uses ([`crate::tune::cost::fits`]).
 
+mod certified;
 mod dpsgd;
 mod metrics;
 mod model;
@@ -26,7 +28,7 @@ mod ridge;
 pub use dpsgd::{Architecture, DpSgd, Schedule, DPSGD_KEYS};
 pub use metrics::{ExactAccuracy, ExactNegRmse, NoisyAccuracy, NoisyClippedLoss};
 pub use model::{Link, Model, Scratch};
-pub use objpert::{objective_perturbation_params, ObjectivePerturbation, OBJPERT_KEYS};
+pub use objpert::{ObjectivePerturbation, OutputPerturbation, NEWTON_STEPS, OBJPERT_KEYS};
 pub use ridge::{RidgeSsp, RIDGE_KEYS};
 
 use crate::error::{Error, Result};
