@@ -10,6 +10,8 @@
 //! * [`learn`]: DP learners worth tuning (objective perturbation, DP-SGD, ridge) and DP metrics.
 //! * [`gp`]: DP Gaussian-process regression by cloaking and private lengthscale selection.
 //! * [`data`]: CSV loading with a declared schema, bundled datasets with public test splits.
+//! * [`release_schema`]: every field each command releases, and why it may (public input,
+//!   charged release, or NOT PRIVATE diagnostic behind a flag).
 //!
 //! The library prints nothing; long-running work reports progress through callbacks.
 
@@ -24,6 +26,7 @@ pub mod learn;
 
 pub mod noise;
 pub mod privacy;
+pub mod release_schema;
 pub mod select;
 pub mod study;
 pub mod tune;
