@@ -473,7 +473,10 @@ mod tests {
         assert!(matches("options.*[]", "options.epsilons[]"));
         assert!(!matches("options.*", "options.epsilons[]"));
         assert!(!matches("*[]", "[]"));
-        assert!(matches("privacy.guarantee.**", "privacy.guarantee.bounds[].approx.eps"));
+        assert!(matches(
+            "privacy.guarantee.**",
+            "privacy.guarantee.bounds[].approx.eps"
+        ));
         assert!(!matches("privacy.guarantee.**", "privacy.other"));
         assert!(matches("**.clipped", "data.clipped"));
         assert!(matches("**.not_private", "not_private"));
@@ -490,7 +493,10 @@ mod tests {
         for name in ["tune", "select", "gp", "federated simulate", "study"] {
             assert!(schema(name).is_some(), "{name}");
         }
-        assert!(schema("account").is_none(), "account has one schema per subcommand");
+        assert!(
+            schema("account").is_none(),
+            "account has one schema per subcommand"
+        );
     }
 
     #[test]
