@@ -51,7 +51,7 @@ fn model() -> Model {
 }
 
 fn at_least(t: f64) -> Event<f64> {
-    Event::new(format!("output >= {t}"), move |&o| o >= t)
+    Event::new(format!("output >= {t:.2}"), move |&o| o >= t)
 }
 
 /// Audits the scorer `S` on D (`big`) vs D′ (`big` minus one record) with `allowance`,
