@@ -11,7 +11,7 @@ mod release;
 
 use cli::{run_json, temp_file};
 use dptune::release_schema::Violation;
-use release::{assert_declared, leaves, violations};
+use release::{assert_declared, leaves, public_values, violations};
 use serde_json::{json, Value};
 
 /// Runs `dptune --json <command words> <args>` and checks its object against the schema of
@@ -83,6 +83,28 @@ fn a_clean_object_passes_and_leaky_ones_are_rejected() {
     ));
     gp["not_private"] = json!(true);
     assert_declared("gp", &gp, &["--diagnostics"]);
+}
+
+/// The piece neighbour-differencing tests use: public fields must not move between
+/// neighbours, private releases may.
+#[test]
+fn public_values_ignore_releases_and_see_an_epsilon_that_moved() {
+    let d = clean_tune();
+    let mut released_differently = d.clone();
+    released_differently["best"]["epochs"] = json!(4);
+    released_differently["test_accuracy"] = json!(0.81);
+    assert_eq!(
+        public_values("tune", &d),
+        public_values("tune", &released_differently)
+    );
+    // Finding 2 of issue 13: the final-fit epsilon was a function of the private size.
+    let mut moved = d.clone();
+    moved["privacy"]["final_fit"]["epsilon"] = json!(0.9989446);
+    assert_ne!(public_values("tune", &d), public_values("tune", &moved));
+    assert_eq!(
+        public_values("tune", &d)["privacy.epsilon"],
+        vec![json!(1.0)]
+    );
 }
 
 #[test]

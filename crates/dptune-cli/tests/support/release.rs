@@ -4,17 +4,38 @@
 
 #![allow(dead_code)] // each including test uses a different subset
 
-use dptune::release_schema::{schema, Seen, Violation};
+use std::collections::BTreeMap;
+
+use dptune::release_schema::{schema, Class, Seen, Violation};
 use serde_json::Value;
 
 /// Every leaf of `v` (scalars, null, empty arrays and objects) as (path, labelled).
 pub fn leaves(v: &Value) -> Vec<(String, bool)> {
+    leaf_values(v).into_iter().map(|(p, l, _)| (p, l)).collect()
+}
+
+/// Every leaf with its value, in document order.
+fn leaf_values(v: &Value) -> Vec<(String, bool, Value)> {
     let mut out = Vec::new();
     walk(v, String::new(), false, &mut out);
     out
 }
 
-fn walk(v: &Value, path: String, labelled: bool, out: &mut Vec<(String, bool)>) {
+/// The values of the fields `command`'s schema declares public, by path (array elements in
+/// order). For neighbour-differencing tests: on neighbouring datasets these must be equal,
+/// since a public field may depend on public inputs only.
+pub fn public_values(command: &str, json: &Value) -> BTreeMap<String, Vec<Value>> {
+    let s = schema(command).unwrap_or_else(|| panic!("no release schema for `{command}`"));
+    let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for (path, _, value) in leaf_values(json) {
+        if s.classify(&path).map(|f| f.class) == Some(Class::PublicInput) {
+            out.entry(path).or_default().push(value);
+        }
+    }
+    out
+}
+
+fn walk(v: &Value, path: String, labelled: bool, out: &mut Vec<(String, bool, Value)>) {
     match v {
         Value::Object(map) if !map.is_empty() => {
             let labelled = labelled || map.get("not_private") == Some(&Value::Bool(true));
@@ -32,8 +53,8 @@ fn walk(v: &Value, path: String, labelled: bool, out: &mut Vec<(String, bool)>) 
                 walk(x, format!("{path}[]"), labelled, out);
             }
         }
-        Value::Array(_) => out.push((format!("{path}[]"), labelled)),
-        _ => out.push((path, labelled)),
+        Value::Array(_) => out.push((format!("{path}[]"), labelled, v.clone())),
+        _ => out.push((path, labelled, v.clone())),
     }
 }
 
