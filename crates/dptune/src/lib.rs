@@ -11,6 +11,8 @@
 //! * [`gp`]: DP Gaussian-process regression by cloaking and private lengthscale selection.
 //! * [`budget`]: a persistent privacy budget (SQLite) charged across runs and processes.
 //! * [`data`]: CSV loading with a declared schema, bundled datasets with public test splits.
+//! * [`release_schema`]: every field each command releases, and why it may (public input,
+//!   charged release, or NOT PRIVATE diagnostic behind a flag).
 //!
 //! The library prints nothing; long-running work reports progress through callbacks.
 
@@ -26,6 +28,7 @@ pub mod learn;
 
 pub mod noise;
 pub mod privacy;
+pub mod release_schema;
 pub mod select;
 pub mod study;
 pub mod tune;
