@@ -290,7 +290,7 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
         return Ok(Report {
             json: json!({
                 "mechanism": mechanism.to_string(),
-                "non_private": true,
+                "not_private": true,
                 "probabilities": p,
             }),
             human: format!(

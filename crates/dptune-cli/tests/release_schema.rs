@@ -224,7 +224,6 @@ fn select_releases_the_choice_and_its_charge() {
 }
 
 #[test]
-#[ignore = "enabled when `select --probabilities` labels its object `not_private` (today: `non_private`, a second spelling)"]
 fn select_probabilities_are_a_labelled_diagnostic() {
     let scores = scores_file();
     check(

@@ -67,7 +67,7 @@ fn probabilities_match_theory() {
         COUNTS,
     );
     let v = json(&o);
-    assert_eq!(v["non_private"], true);
+    assert_eq!(v["not_private"], true);
     let p: Vec<f64> = v["probabilities"]
         .as_array()
         .unwrap()
