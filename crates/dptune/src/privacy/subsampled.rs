@@ -36,15 +36,55 @@
 //! * α > [`MAX_BINOMIAL_ORDER`]: the unsubsampled Gaussian bound α/(2z²) (subsampling never
 //!   increases RDP: joint convexity of exp((α−1)D_α)).
 //!
+//! **Discrete (lattice) Gaussian noise** ([`discrete_rdp`], [`dpsgd_discrete_curve`]): DP-SGD
+//! adds noise on a grid ([`crate::noise::GridGaussian`]): the clipped sum is rounded to r·ℤ^P and
+//! each coordinate gets r·N_ℤ(0, n), P(x) ∝ exp(−‖x‖²/(2n)) on ℤ^P (CKS20, arXiv 2004.00010).
+//! Conditioning on the other records' sampling (quasi-convexity of Rényi divergence under
+//! mixtures, as in MTZ19 §3) leaves P = N_ℤ(0, n) against Q = (1−q)·P + q·P_v, where v ∈ ℤ^P is the
+//! difference of the two rounded sums, ‖v‖·r ≤ Δ_eff = C + r√P, and z' = √n/‖v‖ ≥ z_eff. With
+//! L(x) = ln(P_v(x)/P(x)) = (2⟨x,v⟩ − ‖v‖²)/(2n) (the normalisers are equal: Σ_{x∈ℤ^P} is
+//! invariant under the lattice shift x ↦ x − v):
+//!
+//! * **Forward, integer α.** E_P[(1−q+q·e^L)^α] = Σ_i C(α,i)(1−q)^{α−i}q^i·E_P[e^{iL}] and
+//!   E_P[e^{iL}] = e^{(i²−i)‖v‖²/(2n)}·Σ_x e^{−‖x−iv‖²/(2n)}/Σ_x e^{−‖x‖²/(2n)} =
+//!   e^{(i²−i)/(2z'²)}, because iv is a lattice vector for integer i. So at integer orders
+//!   A_α is exactly the continuous binomial sum at z', which decreases in z' (every term does),
+//!   hence is at most its value at z_eff.
+//! * **Forward, fractional α.** The identity needs iv ∈ ℤ^P, so it fails for the generalised
+//!   binomial series: on a coarse lattice (n = 1/4, q = 0.01) the discrete value at α = 1.5
+//!   exceeds the continuous one (2.674e-3 vs 2.630e-3; test
+//!   `discrete_gaussian_fractional_orders_need_interpolation`). Instead g(α) = (α−1)·D_α =
+//!   ln E_P[(Q/P)^α] is convex in α (Hölder) with g(1) = 0, so for m < α < m+1 it lies below
+//!   the chord: g(α) ≤ (m+1−α)·g(m) + (α−m)·g(m+1), each g(k) bounded by the integer-order
+//!   value above (g(1) = 0). That chord, rounded up, is the value used.
+//! * **Reverse, any α ≥ 1.** D_α(P‖Q) ≤ D_α(Q‖P). The map x ↦ v − x carries P to P_v and L to
+//!   −L, so the law ω of L under P satisfies ω(−ℓ) = e^ℓ·ω(ℓ). Pairing ℓ > 0 with −ℓ (t = e^ℓ,
+//!   u = 1−q+qt, w = 1−q+q/t): the forward moment E_P[(1−q+qe^L)^α] collects ω(ℓ)(u^α + t·w^α)
+//!   and the reverse one E_Q[(P/Q)^α] = E_P[(1−q+qe^L)^{1−α}] collects ω(ℓ)(u^{1−α} + t·w^{1−α})
+//!   (ℓ = 0 gives 1 in both). With φ(y) = y^α − y^{1−α} = 2√y·sinh(β ln y), β = α − ½, the
+//!   difference is ω(ℓ)(φ(u) + tφ(w)); put X = ln u, Y = ln(t/(tw)) = −ln w. Since u + tw = 1 + t,
+//!   e^X − 1 = t(1 − e^{−Y}), and φ(u) + tφ(w) ≥ 0 becomes m(X) ≥ m(Y) for
+//!   m(x) = sinh(βx)/sinh(x/2). Now u·tw = t + q(1−q)(t−1)² ≥ t gives X ≥ Y ≥ 0, and m is
+//!   non-decreasing on (0, ∞) because m′ ≥ 0 ⇔ tanh(x/2)/(x/2) ≥ tanh(βx)/(βx), true as
+//!   tanh(y)/y decreases and βx ≥ x/2. The argument uses only the symmetry of ω, so it also
+//!   proves MTZ19's claim that the forward direction dominates for the continuous Gaussian.
+//! * Orders above [`MAX_BINOMIAL_ORDER`] and q = 1 use α/(2z²), valid at every real order: as
+//!   above, E_P[e^{αL}] = e^{(α²−α)‖v‖²/(2n)}·Π_j θ(αv_j)/θ(0) with θ(c) = Σ_{x∈ℤ} e^{−(x−c)²/(2n)},
+//!   and θ(c) ≤ θ(0) because by Poisson summation θ(c) = √(2πn)·Σ_k e^{−2π²nk²}·cos(2πkc) has
+//!   positive coefficients (the argument of CKS20, arXiv 2004.00010, for the discrete Gaussian's
+//!   zCDP bound; no slack term is needed for a lattice shift); the reverse direction is the
+//!   same with v replaced by −v. Subsampling never increases it (joint convexity of
+//!   e^{(α−1)D_α}, in both directions).
+//!
 //! Edge cases: q = 1 is the plain Gaussian, α/(2z²). q = 0, q > 1, z ≤ 0 and non-finite
 //! inputs are errors (a mechanism that never samples needs no accounting, and 0 is more likely a
 //! mistake than a choice).
 
 use std::sync::OnceLock;
 
-use super::convert::{round_up, EpsAtOrder};
+use super::convert::{add_up, mul_up, round_up, EpsAtOrder};
 use super::guarantee::{Guarantee, Neighbours};
-use super::rdp::{default_orders, RdpCurve};
+use super::rdp::{default_orders, RdpCurve, RdpPart};
 use crate::error::{check_delta, check_positive, Error, Result};
 
 /// Largest integer order evaluated by the exact binomial sum.
@@ -96,6 +136,12 @@ pub(crate) fn check_q_z(q: f64, z: f64) -> Result<()> {
 /// module doc for the method and its exactness). Preconditions: q ∈ (0, 1], z finite > 0,
 /// α finite > 1; otherwise [`Error::InvalidParameter`]. The result is rounded up.
 pub fn subsampled_gaussian_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
+    check_q_z_order(q, z, alpha)?;
+    Ok(rdp_unchecked(q, z, alpha))
+}
+
+/// Validates q and z ([`check_q_z`]) and an order α (finite, > 1).
+fn check_q_z_order(q: f64, z: f64, alpha: f64) -> Result<()> {
     check_q_z(q, z)?;
     if !(alpha.is_finite() && alpha > 1.0) {
         return Err(Error::invalid(
@@ -104,7 +150,7 @@ pub fn subsampled_gaussian_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
             "Rényi orders must be finite and > 1",
         ));
     }
-    Ok(rdp_unchecked(q, z, alpha))
+    Ok(())
 }
 
 /// [`subsampled_gaussian_rdp`] without validation (for validated [`RdpCurve`] parts).
@@ -121,6 +167,42 @@ pub(crate) fn rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
         // Too many panels: the next integer order bounds it from above.
         rdp_unchecked(q, z, alpha.ceil()).min(gaussian)
     }
+}
+
+/// RDP ε(α) of one step of the Poisson-subsampled **discrete** Gaussian on a lattice, with
+/// sampling rate `q` and effective noise multiplier `z` (module doc: integer orders exact as in
+/// the continuous case, fractional orders by the chord of (α−1)ε between the integer orders
+/// around α, both directions covered). Preconditions as in [`subsampled_gaussian_rdp`]; the
+/// result is rounded up.
+pub fn discrete_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
+    check_q_z_order(q, z, alpha)?;
+    Ok(discrete_rdp_unchecked(q, z, alpha))
+}
+
+/// [`discrete_rdp`] without validation (for validated [`RdpCurve`] parts).
+pub(crate) fn discrete_rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
+    let gaussian = round_up(alpha / (2.0 * z * z));
+    let m = alpha.floor();
+    if alpha.fract() == 0.0 || q >= 1.0 || m + 1.0 > MAX_BINOMIAL_ORDER {
+        // Integer orders take the binomial sum, the others α/(2z²) (rdp_unchecked does both).
+        return if alpha.fract() == 0.0 {
+            rdp_unchecked(q, z, alpha)
+        } else {
+            gaussian
+        };
+    }
+    // g(k) = (k − 1)·ε(k), rounded up; g(1) = 0. The weights m + 1 − α and α − m are exact
+    // (Sterbenz: the operands are within a factor 2), so only products, the sum and the
+    // division round, each upward (the division by two ulps, for the rounding of α − 1).
+    let g = |k: f64| {
+        if k == 1.0 {
+            0.0
+        } else {
+            mul_up(k - 1.0, rdp_unchecked(q, z, k))
+        }
+    };
+    let chord = add_up(mul_up(m + 1.0 - alpha, g(m)), mul_up(alpha - m, g(m + 1.0)));
+    (chord / (alpha - 1.0)).next_up().next_up().min(gaussian)
 }
 
 /// [`rdp_unchecked`] at each of `orders`, the same values bit for bit, with the fractional
@@ -654,6 +736,26 @@ pub fn dpsgd_guarantee(q: f64, z: f64, steps: u64) -> Result<Guarantee> {
     ))
 }
 
+/// The RDP curve of `steps` DP-SGD steps whose noise is the discrete Gaussian on a lattice
+/// ([`crate::noise::GridGaussian`]) with effective multiplier `z`: `steps` × one step of
+/// [`discrete_rdp`] (module doc). Preconditions as in [`dpsgd_curve`].
+pub fn dpsgd_discrete_curve(q: f64, z: f64, steps: u64) -> Result<RdpCurve> {
+    if steps == 0 {
+        return Err(Error::invalid("steps", steps, "must be >= 1"));
+    }
+    check_q_z(q, z)?;
+    RdpCurve::from_part(RdpPart::SubsampledDiscreteGaussian { q, z }).times(steps as f64)
+}
+
+/// The guarantee of `steps` DP-SGD steps on lattice noise ([`dpsgd_discrete_curve`],
+/// add/remove-one).
+pub fn dpsgd_discrete_guarantee(q: f64, z: f64, steps: u64) -> Result<Guarantee> {
+    Ok(Guarantee::rdp(
+        dpsgd_discrete_curve(q, z, steps)?,
+        Neighbours::AddRemove,
+    ))
+}
+
 /// ε(δ) of `steps` DP-SGD steps by CKS20 Prop. 12 on dp_accounting's default order grid (the
 /// number comparable with dp_accounting). For the continuous-order optimum use
 /// [`super::convert::rdp_epsilon`] on [`dpsgd_curve`].
@@ -813,6 +915,80 @@ mod tests {
                 "y={y}: {got} vs {want}"
             );
         }
+    }
+
+    /// ln E_P[(1−q+q·e^L)^k] for P = N_ℤ(0, n) in one dimension, shift v = 1 (so z' = √n),
+    /// by direct summation over x ∈ [−80, 80] in log space; `k` = α (forward) or 1 − α
+    /// (reverse, E_Q[(P/Q)^α]).
+    fn lattice_log_moment(n: f64, q: f64, k: f64) -> f64 {
+        let mut z = LogSum::new();
+        let mut m = LogSum::new();
+        for x in -80..=80 {
+            let x = x as f64;
+            let lw = -x * x / (2.0 * n);
+            let l = (2.0 * x - 1.0) / (2.0 * n);
+            let lm = log1p_exp(q.ln() + l - (-q).ln_1p()) + (-q).ln_1p();
+            z.add(lw);
+            m.add(lw + k * lm);
+        }
+        m.value() - z.value()
+    }
+
+    #[test]
+    fn discrete_gaussian_fractional_orders_need_interpolation() {
+        // Issue 13, finding 10. On the lattice, integer orders equal the continuous binomial sum;
+        // fractional orders can exceed the continuous value (so the continuous curve is the
+        // deliberately wrong variant here), and the chord used instead covers them; the reverse
+        // direction stays below the forward one.
+        let mut exceeded = 0;
+        for n in [0.25, 0.5, 1.0, 2.0] {
+            let z = f64::sqrt(n);
+            for q in [0.01, 0.1, 0.5] {
+                for a in [1.5, 2.0, 2.5, 3.0, 3.5, 5.0, 5.5] {
+                    let forward = lattice_log_moment(n, q, a) / (a - 1.0);
+                    let reverse = lattice_log_moment(n, q, 1.0 - a) / (a - 1.0);
+                    let ours = discrete_rdp(q, z, a).unwrap();
+                    let continuous = subsampled_gaussian_rdp(q, z, a).unwrap();
+                    let tag = format!("n={n} q={q} a={a}");
+                    assert!(forward <= ours * (1.0 + 1e-12), "{tag}: {forward} > {ours}");
+                    assert!(
+                        reverse <= forward * (1.0 + 1e-12),
+                        "{tag}: {reverse} > {forward}"
+                    );
+                    if a.fract() == 0.0 {
+                        assert_eq!(ours, continuous, "{tag}");
+                        assert!((forward - ours).abs() <= 1e-10 * ours, "{tag}: {forward}");
+                    } else {
+                        assert!(ours >= continuous, "{tag}");
+                        exceeded += usize::from(forward > continuous * (1.0 + 1e-9));
+                    }
+                }
+            }
+        }
+        // n = 1/4, q = 0.01, α = 1.5: lattice 2.674e-3 against the continuous 2.630e-3.
+        assert!(exceeded >= 1, "{exceeded}");
+        let (lattice, continuous) = (
+            lattice_log_moment(0.25, 0.01, 1.5) / 0.5,
+            subsampled_gaussian_rdp(0.01, 0.5, 1.5).unwrap(),
+        );
+        assert!((lattice - 2.6737e-3).abs() < 1e-7 && (continuous - 2.6299e-3).abs() < 1e-7);
+        // The chord itself at α = 2.5: (0.5·g(2) + 0.5·g(3))/1.5.
+        let (e2, e3) = (
+            subsampled_gaussian_rdp(0.1, 0.8, 2.0).unwrap(),
+            subsampled_gaussian_rdp(0.1, 0.8, 3.0).unwrap(),
+        );
+        let chord = (0.5 * e2 + 0.5 * 2.0 * e3) / 1.5;
+        let got = discrete_rdp(0.1, 0.8, 2.5).unwrap();
+        assert!(
+            got >= chord && got <= chord * (1.0 + 1e-14),
+            "{got} vs {chord}"
+        );
+        assert!(discrete_rdp(0.1, 0.8, 1.0).is_err());
+        let curve = dpsgd_discrete_curve(0.01, 1.0, 100).unwrap();
+        assert_eq!(
+            curve.eval(7.0),
+            100.0 * subsampled_gaussian_rdp(0.01, 1.0, 7.0).unwrap()
+        );
     }
 
     #[test]
