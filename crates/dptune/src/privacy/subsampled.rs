@@ -675,9 +675,11 @@ fn log_a_minus_1_fractional(q: f64, z: f64, alphas: &[f64]) -> Vec<f64> {
                 .and_then(|c| linear_sum(&nodes[..c * NODES], a, two_z2, q))
                 .unwrap_or_else(|| log_a_minus_1_quadrature(q, z, a));
             let panels = panel_count(z, a);
-            // Float error of the sum of panels·NODES non-negative terms, each within 100 units
-            // of roundoff (module doc), doubled for the exp/ln around it.
-            let float = 2.0 * (100.0 + panels * NODES as f64) * f64::EPSILON / 2.0;
+            // Float error of the sum of panels·NODES non-negative terms: each term's two parts
+            // are within 64 units of roundoff and cancel by at most (α+1)/(α−1)
+            // ([`linear_sum`]), the additions add one unit each; doubled for the exp/ln around.
+            let float =
+                2.0 * (64.0 * (a + 1.0) / (a - 1.0) + panels * NODES as f64) * (f64::EPSILON / 2.0);
             let err = log_quadrature_error(q, z, a, panels as usize, NODES);
             let charged = value + float.ln_1p();
             charged.max(err) + log1p_exp(-(charged - err).abs())
