@@ -177,7 +177,13 @@ fn dpsgd_epsilon_matches_dp_accounting() {
     );
     let eps = dpsgd_epsilon_grid(s.q, s.z, s.steps, 1e-5).unwrap().eps;
     assert!((eps - 2.1014).abs() < 1e-3, "{eps}");
-    assert!(spent.epsilon(1e-5).unwrap() <= eps + 1e-9);
+    // The run is charged on the lattice curve (grid noise: exact at integer orders, chords in
+    // between), which here is best at order 8: ε = 2.1078, 0.3 % above the continuous curve.
+    let lattice = spent.epsilon(1e-5).unwrap();
+    assert!(
+        lattice >= eps && (lattice - 2.1078).abs() < 1e-3,
+        "{lattice}"
+    );
     // Calibrated at ε = 2.1014 (rounded up in the last digit): z comes out at about 1.
     let tight = Guarantee::approx(2.1015, 1e-5, Neighbours::AddRemove).unwrap();
     let (s, spent) = DpSgd::linear().plan(&base, 10_000, 3, &tight).unwrap();

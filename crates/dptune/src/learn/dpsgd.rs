@@ -7,7 +7,7 @@ use crate::data::Records;
 use crate::error::{Error, Result};
 use crate::noise::{GeometricTrials, GridGaussian, SecureRng};
 use crate::privacy::convert::mul_up;
-use crate::privacy::subsampled::dpsgd_guarantee;
+use crate::privacy::subsampled::dpsgd_discrete_guarantee;
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
 use crate::tune::cost::fits;
 use crate::tune::{Config, Learner};
@@ -53,11 +53,12 @@ const MAX_Z: f64 = 1.0e4;
 /// Gaussian on a power-of-two grid r ≈ zC·2^-30; the clipped sum is rounded to the grid). The
 /// rounding raises the L2 sensitivity to C + r·√P (P parameters) and the grid variance is at
 /// least (zC)²; the accountant uses the *effective* multiplier
-/// z_eff = effective_sigma / effective_sensitivity ≤ z, so the rounding is charged. The
-/// subsampled-Gaussian RDP bound of MTZ19 is applied to the discrete Gaussian with z_eff: CKS20
-/// (arXiv 2004.00010) show the discrete Gaussian's Rényi divergences are at most the continuous
-/// one's for the unsampled mechanism; for the sampled mixture we rely on the same domination
-/// (stated here as the one assumption of this learner).
+/// z_eff = effective_sigma / effective_sensitivity ≤ z, so the rounding is charged. The curve
+/// is [`dpsgd_discrete_guarantee`], proved for lattice noise in [`crate::privacy::subsampled`]:
+/// at integer orders the sampled discrete Gaussian has exactly MTZ19's binomial moments (the
+/// lattice sum is invariant under the integer shifts iv), fractional orders take the chord of
+/// (α−1)ε between integer orders (convexity), and the reverse (add) direction is dominated by
+/// the forward one at every order.
 ///
 /// **Calibration.** Unless the configuration fixes `noise_multiplier`, z is the smallest value
 /// (bisection to a relative 1e-3, rounded up) whose T-step curve fits the allowance in the
@@ -137,7 +138,7 @@ fn mechanism(z: f64, c: f64, dim: usize) -> Result<(GridGaussian, f64)> {
 }
 
 /// What `steps` steps at rate `q` and effective multiplier `z` spend, in a form the allowance's
-/// currency can check: the sampled curve (MTZ19) for RDP and (ε, δ) allowances; for a zCDP
+/// currency can check: the sampled lattice curve for RDP and (ε, δ) allowances; for a zCDP
 /// allowance the unsampled bound ρ = T/(2z²) (the sampled curve is not linear in the order, and
 /// subsampling can only lower the divergence).
 fn run_guarantee(q: f64, z: f64, steps: u64, allowance: &Guarantee) -> Result<Guarantee> {
@@ -145,7 +146,7 @@ fn run_guarantee(q: f64, z: f64, steps: u64, allowance: &Guarantee) -> Result<Gu
         let rho = mul_up(steps as f64, (1.0 / (2.0 * z * z)).next_up());
         return Guarantee::zcdp(rho, Neighbours::AddRemove);
     }
-    dpsgd_guarantee(q, z, steps)
+    dpsgd_discrete_guarantee(q, z, steps)
 }
 
 impl DpSgd {

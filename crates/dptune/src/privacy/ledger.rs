@@ -150,6 +150,10 @@ impl Ledger {
                     }
                 }
             }
+            // An RDP charge is checked on the default orders (and the allowance's own table):
+            // these are the only orders at which a charge is known to fit, so the repeat
+            // theorems evaluate a per-run allowance only there (see
+            // `repeat::liu_talwar_threshold_rdp`).
             Bound::Rdp(allowed) => {
                 ae == 0.0
                     && spent.is_none_or(|s| {

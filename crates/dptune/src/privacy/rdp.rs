@@ -51,6 +51,15 @@ pub enum RdpPart {
         /// Noise multiplier z = σ / L2-sensitivity.
         z: f64,
     },
+    /// One step of the Poisson-subsampled discrete Gaussian on a lattice (DP-SGD on grid noise),
+    /// add/remove-one, with effective multiplier `z`: exact at integer orders, chord of
+    /// (α−1)ε between integer orders elsewhere ([`subsampled::discrete_rdp`]).
+    SubsampledDiscreteGaussian {
+        /// Poisson sampling rate q ∈ (0, 1].
+        q: f64,
+        /// Effective noise multiplier z = σ / L2-sensitivity (rounding included).
+        z: f64,
+    },
     /// ε(α) tabulated on increasing orders (values upper-bounded between orders, see module doc).
     Table {
         /// Increasing orders, all > 1.
@@ -66,6 +75,9 @@ impl RdpPart {
             RdpPart::Linear { rho } => mul_up(*rho, alpha),
             RdpPart::PureDp { eps } => pure_dp_rdp(*eps, alpha),
             RdpPart::SubsampledGaussian { q, z } => subsampled::rdp_unchecked(*q, *z, alpha),
+            RdpPart::SubsampledDiscreteGaussian { q, z } => {
+                subsampled::discrete_rdp_unchecked(*q, *z, alpha)
+            }
             RdpPart::Table { orders, values } => {
                 // The first tabulated order ≥ α bounds ε(α) from above.
                 let i = orders.partition_point(|&o| o < alpha);

@@ -286,19 +286,40 @@ pub fn liu_talwar_threshold_pure(eps: f64, gamma: f64, cap: Option<u64>) -> Resu
 /// The RDP curve of Liu–Talwar Algorithm 1 with geometric stopping γ (no cap) on a base with
 /// RDP curve ε(·): ε′(α) = ε(α) + ((α−2)/(α−1))·ε(α−1) + 2·ln(1/γ)/(α−1) for α > 2, ∞ otherwise
 /// (Papernot–Steinke Appendix C, Corollary 16, second inequality).
+///
+/// The base is evaluated **only at `orders`** (strictly increasing): where α−1 is not one of
+/// them (α = 128, 256, 512, 1024 on the default grid), ε(α−1) is taken at the smallest order
+/// ≥ α−1, which bounds it because Rényi divergence is non-decreasing in the order. A candidate's
+/// guarantee is established only where it is checked against the per-run allowance (the
+/// [`super::Ledger`] compares RDP curves on the default orders), so a base known on `orders`
+/// suffices: evaluating the allowance's closed form at 127 would assume a bound no candidate was
+/// checked for (a candidate tabulated on the default grid has ε(127) = ε(128)).
 pub fn liu_talwar_threshold_rdp(base: &RdpCurve, gamma: f64, orders: &[f64]) -> Result<RdpCurve> {
     check_open_unit("gamma", gamma)?;
+    if let Some(w) = orders.windows(2).find(|w| w[0] >= w[1]) {
+        return Err(Error::invalid(
+            "orders",
+            w[1],
+            "orders must be strictly increasing",
+        ));
+    }
+    let eps = base.eval_many(orders);
+    let at_or_above = |a: f64| {
+        eps.get(orders.partition_point(|&o| o < a))
+            .copied()
+            .unwrap_or(f64::INFINITY)
+    };
     let values = orders
         .iter()
-        .map(|&a| {
+        .zip(&eps)
+        .map(|(&a, &e)| {
             if a <= 2.0 {
                 f64::INFINITY
             } else {
-                round_up(
-                    base.eval(a)
-                        + (a - 2.0) / (a - 1.0) * base.eval(a - 1.0)
-                        + 2.0 * (-gamma.ln()) / (a - 1.0),
-                )
+                round_up(add_up(
+                    add_up(e, mul_up((a - 2.0) / (a - 1.0), at_or_above(a - 1.0))),
+                    2.0 * (-gamma.ln()) / (a - 1.0),
+                ))
             }
         })
         .collect();
@@ -355,10 +376,47 @@ mod tests {
         assert!(e > 1.0 && e <= 1.01 + 1e-12, "{e}");
         assert!(liu_talwar_threshold_pure(0.5, 0.01, Some(20)).is_err());
         // §6.1 RDP test: base ε(α) = α/2, γ = 0.01 ⇒ ε′(4) = 6.0701; ε′(2) = ∞.
-        let c =
-            liu_talwar_threshold_rdp(&RdpCurve::linear(0.5).unwrap(), 0.01, &[2.0, 4.0]).unwrap();
+        let c = liu_talwar_threshold_rdp(&RdpCurve::linear(0.5).unwrap(), 0.01, &[2.0, 3.0, 4.0])
+            .unwrap();
         assert!((c.eval(4.0) - 6.0701).abs() < 1e-4);
         assert_eq!(c.eval(2.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn threshold_uses_the_base_only_where_candidates_are_checked() {
+        // Issue 13, finding 11. A DP-SGD per-run allowance A, and a candidate curve C that the
+        // ledger accepts under A (equal to A at every default order, and extended upward between
+        // them, as any tabulated guarantee is): the threshold theorem's cost computed from A must
+        // cover the one computed from C at every order. It did not at 128..1024, where A was
+        // evaluated at 127..1023 and C(127) = C(128) = A(128) > A(127).
+        let orders = default_orders();
+        let a = crate::privacy::subsampled::dpsgd_curve(0.01, 0.8, 3000).unwrap();
+        let c = RdpCurve::table(orders.clone(), a.eval_many(&orders)).unwrap();
+        let mut ledger = crate::privacy::Ledger::new(crate::privacy::Guarantee::rdp(
+            a.clone(),
+            crate::privacy::Neighbours::AddRemove,
+        ))
+        .unwrap();
+        ledger
+            .charge(&crate::privacy::Guarantee::rdp(
+                c.clone(),
+                crate::privacy::Neighbours::AddRemove,
+            ))
+            .unwrap();
+        assert!(c.eval(127.0) > a.eval(127.0));
+        let from_a = liu_talwar_threshold_rdp(&a, 0.05, &orders).unwrap();
+        let from_c = liu_talwar_threshold_rdp(&c, 0.05, &orders).unwrap();
+        for &o in &orders {
+            assert!(from_a.eval(o) >= from_c.eval(o), "order {o}");
+        }
+        // The deliberately wrong variant (the base's closed form at α − 1) fails the same check.
+        let wrong = |curve: &RdpCurve, o: f64| {
+            curve.eval(o)
+                + (o - 2.0) / (o - 1.0) * curve.eval(o - 1.0)
+                + 2.0 * (1.0f64 / 0.05).ln() / (o - 1.0)
+        };
+        assert!(wrong(&a, 128.0) < from_c.eval(128.0));
+        assert!(liu_talwar_threshold_rdp(&a, 0.05, &[3.0, 2.5]).is_err());
     }
 
     #[test]
