@@ -514,8 +514,39 @@ type FinalFit<'a, L> =
 /// The learner for a planned number of records (`None` for learners that need none).
 type MakeLearner<'a, L> = &'a dyn Fn(Option<f64>) -> L;
 
+/// The record count the schedules plan with: none for learners that need none, the declared
+/// public size, or the noisy count (the first release, charged to `budget.count`).
+fn release_size(
+    plan: &Plan,
+    budget: &Budget,
+    data: &Dataset,
+    rng: &mut SecureRng,
+) -> Result<SizeUsed> {
+    Ok(match (plan.needs_size(), plan.size, budget.count) {
+        (false, _, _) => SizeUsed::NotNeeded,
+        (true, Size::Public(records), _) => SizeUsed::Public { records },
+        (true, Size::NoisyCount { .. }, Some(eps)) => {
+            let c = noisy_count(data.len(), eps, rng)?;
+            SizeUsed::NoisyCount {
+                value: c.value,
+                spent: c.spent,
+            }
+        }
+        (true, Size::NoisyCount { share }, None) => {
+            return Err(Error::invalid(
+                "count_share",
+                share,
+                "the plan has no allowance for the noisy count",
+            ))
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
 fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     plan: &Plan,
+    budget: &Budget,
+    size: SizeUsed,
     make: MakeLearner<'_, L>,
     final_fit: FinalFit<'_, L>,
     data: &Dataset,
@@ -523,27 +554,11 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     rng: &mut SecureRng,
 ) -> Result<Option<Outcome>> {
     let outer = plan.outer()?;
-    let budget = plan.budget()?;
     let options = TuneOptions {
         cap: plan.cap,
         cap_delta: budget.tuning_delta,
         progress: events.tuning,
         ..Default::default()
-    };
-    // The record count: public, or the first (charged) release. Nothing else reads data.len().
-    let size = match (plan.needs_size(), plan.size) {
-        (false, _) => SizeUsed::NotNeeded,
-        (true, Size::Public(records)) => SizeUsed::Public { records },
-        (true, Size::NoisyCount { .. }) => {
-            let eps = budget.count.ok_or_else(|| {
-                Error::invalid("size", "noisy", "the plan has no count allowance")
-            })?;
-            let c = noisy_count(data.len(), eps, rng)?;
-            SizeUsed::NoisyCount {
-                value: c.value,
-                spent: c.spent,
-            }
-        }
     };
     let expected = size.records().map(|r| plan.expected_parts(r));
     let per_run = plan.per_run(&budget.tuning, expected.map(|e| e.0))?;
@@ -622,6 +637,20 @@ pub fn tune(
 ) -> Result<Option<Outcome>> {
     plan.check()?;
     check_task(plan.learner, data.task())?;
+    let budget = plan.budget()?;
+    let size = release_size(plan, &budget, data, rng)?;
+    run_planned(plan, &budget, size, data, events, rng)
+}
+
+/// Everything after the record count: dispatch on the learner.
+fn run_planned(
+    plan: &Plan,
+    budget: &Budget,
+    size: SizeUsed,
+    data: &Dataset,
+    events: &Events<'_>,
+    rng: &mut SecureRng,
+) -> Result<Option<Outcome>> {
     match plan.learner {
         kind @ (LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. }) => {
             let on_epoch = |e: u64, total: u64| {
@@ -636,17 +665,29 @@ pub fn tune(
                     .unwrap_or(0) as u64;
                 l.fit_with_progress(c, d, a, r, &|e| on_epoch(e, total))
             };
-            tune_with(plan, &|r| dpsgd(kind, r), fit, data, events, rng)
+            let make = |r| dpsgd(kind, r);
+            tune_with(plan, budget, size, &make, fit, data, events, rng)
         }
         LearnerKind::ObjectivePerturbation => tune_with(
             plan,
+            budget,
+            size,
             &|_| ObjectivePerturbation,
             &plain_fit,
             data,
             events,
             rng,
         ),
-        LearnerKind::Ridge => tune_with(plan, &|_| RidgeSsp, &plain_fit, data, events, rng),
+        LearnerKind::Ridge => tune_with(
+            plan,
+            budget,
+            size,
+            &|_| RidgeSsp,
+            &plain_fit,
+            data,
+            events,
+            rng,
+        ),
     }
 }
 
@@ -736,4 +777,120 @@ pub fn tpe_baseline(
         })
     };
     crate::tune::tpe::tpe_search(space, &objective, instances.len(), options, progress, rng)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Public synthetic data: label 1 when x0 > x1.
+    fn toy(n: usize) -> Dataset {
+        let mut rng = SecureRng::seeded(1);
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        for _ in 0..n {
+            let (a, b) = (rng.unit_f64(), rng.unit_f64());
+            x.extend([a, b]);
+            y.push(if a > b { 1.0 } else { 0.0 });
+        }
+        let task = Task::Classification {
+            classes: vec!["no".into(), "yes".into()],
+        };
+        Dataset::new(x, y, 2, 2f64.sqrt().next_up(), task, vec!["a".into(), "b".into()])
+            .unwrap()
+    }
+
+    /// The sample variance of `draws` noisy counts of 0 at ε.
+    fn count_noise_variance(eps: f64, draws: usize, seed: u64) -> f64 {
+        let mut rng = SecureRng::seeded(seed);
+        let v: Vec<f64> = (0..draws)
+            .map(|_| noisy_count(0, eps, &mut rng).unwrap().value as f64)
+            .collect();
+        let mean = v.iter().sum::<f64>() / draws as f64;
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (draws - 1) as f64
+    }
+
+    #[test]
+    fn noisy_count_is_a_charged_discrete_laplace() {
+        // Worked number: ε = 0.5 gives s = 2^31, charged exactly 0.5; the discrete Laplace with
+        // P ∝ e^{-|y|/2} has variance 2e^{-1/2}/(1 - e^{-1/2})^2 = 7.8742.
+        let r = noisy_count(10, 0.5, &mut SecureRng::seeded(1)).unwrap();
+        assert_eq!(r.spent.pure_eps(), Some(0.5));
+        assert_eq!(r.spent.neighbours(), Neighbours::AddRemove);
+        let var = count_noise_variance(0.5, 20_000, 2);
+        // The sample variance of 20 000 draws has sd ≈ 7.87·sqrt((kurtosis - 1)/20 000) < 0.2
+        // (excess kurtosis of this law ≈ 6); 6 sd = 1.2 gives a false failure below 1e-8.
+        assert!((var - 7.8742).abs() < 1.2, "{var}");
+        // A deliberately wrong variant (half the noise scale, ε = 1: variance 1.8410) is
+        // rejected by the same check.
+        let wrong = count_noise_variance(1.0, 20_000, 3);
+        assert!((wrong - 7.8742).abs() >= 1.2, "{wrong}");
+        // Allowances that the exact sampler cannot express are refused before any data.
+        assert!(noisy_count(10, 1e-12, &mut SecureRng::seeded(1)).is_err());
+        assert!(noisy_count(10, f64::NAN, &mut SecureRng::seeded(1)).is_err());
+    }
+
+    #[test]
+    fn the_budget_is_split_and_checked_before_data() {
+        let mut plan = Plan::default_for(LearnerKind::DpSgdLogistic).unwrap();
+        let b = plan.budget().unwrap();
+        let c = b.count.unwrap();
+        assert_eq!(c, 85_899_345.0 / 4_294_967_296.0);
+        let rest = b.parts.epsilon(1e-5).unwrap();
+        assert!(crate::privacy::convert::add_up(c, rest) <= 1.0);
+        // A public size spends nothing on a count; so do learners that need no size.
+        plan.size = Size::Public(100);
+        assert_eq!(plan.budget().unwrap().count, None);
+        plan.size = Size::Public(0);
+        assert!(plan.check().is_err());
+        plan.size = Size::NoisyCount { share: 1.0 };
+        assert!(plan.check().is_err());
+        let mut ridge = Plan::default_for(LearnerKind::Ridge).unwrap();
+        assert_eq!(ridge.budget().unwrap().count, None);
+        // Capped: half of δ for the truncation term. Geometric γ = 1/3 at ε ≈ 1, δ = 1e-5 needs
+        // (1 + e^ε)·(2/3)^T ≤ 5e-6, i.e. T ≥ 34 (with the tail bound of `tail_probability`).
+        ridge.method = Method::RepeatAndSelect(Repeats::geometric(1.0 / 3.0).unwrap());
+        ridge.cap = Some(20);
+        let e = ridge.check().unwrap_err().to_string();
+        assert!(e.contains("cap") && e.contains("smallest cap that fits is"), "{e}");
+        let smallest: u64 = e.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!((30..=40).contains(&smallest), "{smallest}");
+        ridge.cap = Some(smallest);
+        let b = ridge.budget().unwrap();
+        assert_eq!(b.tuning_delta, 5e-6);
+        ridge.cap = Some(smallest - 1);
+        assert!(ridge.check().is_err());
+        ridge.method = Method::Exhaustive { runs: 7 };
+        ridge.cap = Some(100);
+        assert!(ridge.check().unwrap_err().to_string().contains("exhaustive"));
+    }
+
+    #[test]
+    fn given_the_same_noisy_count_neighbours_get_the_same_guarantees() {
+        // Everything after the count reads the data only through mechanisms: with the same
+        // released count, D and D minus one record state identical guarantees. The check
+        // rejects the old behaviour (a count read off the data): 1500 vs 1499 differ.
+        let d = toy(1500);
+        let d1 = d.select(&(0..1499).collect::<Vec<_>>());
+        let plan = Plan::default_for(LearnerKind::DpSgdLogistic).unwrap();
+        let budget = plan.budget().unwrap();
+        let run = |data: &Dataset, value: i64| {
+            let spent = Guarantee::pure(budget.count.unwrap(), Neighbours::AddRemove).unwrap();
+            let size = SizeUsed::NoisyCount { value, spent };
+            let o = run_planned(
+                &plan,
+                &budget,
+                size,
+                data,
+                &Events::default(),
+                &mut SecureRng::seeded(4),
+            )
+            .unwrap()
+            .unwrap();
+            (o.per_run, o.tuning, o.total.epsilon(1e-5).unwrap())
+        };
+        let a = run(&d, 1512);
+        assert_eq!(a, run(&d1, 1512));
+        assert_ne!(run(&d, 1500), run(&d1, 1499));
+    }
 }
