@@ -256,9 +256,15 @@ fn forbidden_fields(v: &Value) -> Vec<String> {
     leaves(v, "", &mut all);
     all.into_keys()
         .filter(|k| {
-            ["records.private", "wall", "time_s", "elapsed", "runs_executed"]
-                .iter()
-                .any(|f| k.contains(f))
+            [
+                "records.private",
+                "wall",
+                "time_s",
+                "elapsed",
+                "runs_executed",
+            ]
+            .iter()
+            .any(|f| k.contains(f))
         })
         .collect()
 }
@@ -396,7 +402,10 @@ fn neighbours_differ_only_in_the_charged_count_by_default() {
         b["size"]["value"].as_i64().unwrap(),
     );
     assert_eq!(ca - cb, 1);
-    assert_ne!(ca, 1500, "this seed's noise is not zero (else the check below is void)");
+    assert_ne!(
+        ca, 1500,
+        "this seed's noise is not zero (else the check below is void)"
+    );
     for v in [&a, &b] {
         assert_eq!(v["size"]["source"], "noisy_count");
         assert!(v["privacy"]["epsilon"].as_f64().unwrap() <= 1.0, "{v}");
@@ -409,7 +418,10 @@ fn neighbours_differ_only_in_the_charged_count_by_default() {
     let a0 = args(&big);
     let text = human(&a0.iter().map(String::as_str).collect::<Vec<_>>());
     assert_human_clean(&text, 1500);
-    assert!(text.contains(&format!("noisy count {ca} (a charged release")), "{text}");
+    assert!(
+        text.contains(&format!("noisy count {ca} (a charged release")),
+        "{text}"
+    );
     let timing: Vec<&str> = text.lines().filter(|l| l.starts_with("timing:")).collect();
     assert_eq!(timing.len(), 1, "{text}");
     assert!(
@@ -493,7 +505,14 @@ fn empty_split_sides_still_release() {
     );
     let one = write(&d, "reg.csv", "a,y\n0.2,0.3\n");
     let v = ok_json(&[
-        "--data", &one, "--schema", &reg, "--learner", "ridge", "--seed", "4",
+        "--data",
+        &one,
+        "--schema",
+        &reg,
+        "--learner",
+        "ridge",
+        "--seed",
+        "4",
     ]);
     assert_eq!(v["size"]["source"], "not_needed");
     let _ = std::fs::remove_dir_all(d);

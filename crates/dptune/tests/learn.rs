@@ -204,9 +204,16 @@ fn default_tuning_on_adult_is_private_and_close_to_the_oracle() {
     let acc = out.model.accuracy(&test);
     let total = out.total.epsilon(1e-5).unwrap();
     let configs = plan.space.grid().unwrap();
-    let oracle = oracle_on_test(&plan, &out, &configs, &train, &test, &mut SecureRng::seeded(8))
-        .unwrap()
-        .value;
+    let oracle = oracle_on_test(
+        &plan,
+        &out,
+        &configs,
+        &train,
+        &test,
+        &mut SecureRng::seeded(8),
+    )
+    .unwrap()
+    .value;
     eprintln!(
         "adult default tuning: test accuracy {acc:.4}, oracle {:.4} ({:?}), eps {total:.4}, \
          {secs:.1} s, chosen {:?}",

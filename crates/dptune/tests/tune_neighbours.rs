@@ -84,8 +84,12 @@ fn dpsgd_spends_the_same_on_neighbours_and_on_no_data() {
     assert!(m.params.iter().all(|w| w.is_finite()));
     assert!(m.params.iter().any(|&w| w != 0.0));
     // A schedule is refused for its public size only, never for the data.
-    assert!(DpSgd::linear(0.0).fit(&c, &d, &alw, &mut SecureRng::seeded(4)).is_err());
-    assert!(DpSgd::linear(0.4).fit(&c, &empty, &alw, &mut SecureRng::seeded(4)).is_ok());
+    assert!(DpSgd::linear(0.0)
+        .fit(&c, &d, &alw, &mut SecureRng::seeded(4))
+        .is_err());
+    assert!(DpSgd::linear(0.4)
+        .fit(&c, &empty, &alw, &mut SecureRng::seeded(4))
+        .is_ok());
 }
 
 #[test]
@@ -165,7 +169,10 @@ fn empty_split_sides_are_trained_not_refused() {
     // One record: one side of the tuning/final split is always empty, and so is one side of
     // the train/score split. Each seed must still release (finding 13).
     let d = toy(1);
-    for learner in [LearnerKind::DpSgdLogistic, LearnerKind::DpSgdMlp { hidden: 4 }] {
+    for learner in [
+        LearnerKind::DpSgdLogistic,
+        LearnerKind::DpSgdMlp { hidden: 4 },
+    ] {
         let mut plan = Plan::default_for(learner).unwrap();
         plan.space = one_config_space();
         plan.size = Size::Public(1);
@@ -190,9 +197,14 @@ fn empty_split_sides_are_trained_not_refused() {
     .unwrap();
     let plan = Plan::default_for(LearnerKind::Ridge).unwrap();
     for seed in 0..6 {
-        let o = tune(&plan, &reg, &Events::default(), &mut SecureRng::seeded(seed))
-            .unwrap()
-            .unwrap();
+        let o = tune(
+            &plan,
+            &reg,
+            &Events::default(),
+            &mut SecureRng::seeded(seed),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(o.size, SizeUsed::NotNeeded);
         assert!(o.model.params.iter().all(|w| w.is_finite()));
     }

@@ -579,13 +579,19 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     };
     let final_data = data.select(&outer_split.second);
     let final_learner = make(expected.map(|e| e.1));
-    let fitted = final_fit(&final_learner, &best.config, &final_data, &budget.parts, rng)
-        .map_err(|e| match e {
-            Error::InvalidParameter { .. } => Error::NoRelease {
-                reason: format!("the chosen configuration could not be fitted: {e}"),
-            },
-            other => other,
-        })?;
+    let fitted = final_fit(
+        &final_learner,
+        &best.config,
+        &final_data,
+        &budget.parts,
+        rng,
+    )
+    .map_err(|e| match e {
+        Error::InvalidParameter { .. } => Error::NoRelease {
+            reason: format!("the chosen configuration could not be fitted: {e}"),
+        },
+        other => other,
+    })?;
     Ledger::new(budget.parts.clone())?.charge(&fitted.spent)?;
     // Parallel composition: each record is in one part only. Stated also in (ε, δ) at the
     // plan's δ (the maximum of the parts' ε), which can be much tighter than converting the
@@ -760,7 +766,9 @@ pub fn tpe_baseline(
     let fit = |c: &Config, d: &Dataset, r: &mut SecureRng| -> Result<Model> {
         Ok(match learner {
             kind @ (LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. }) => {
-                dpsgd(kind, Some(d.len() as f64)).fit(c, d, per_run, r)?.value
+                dpsgd(kind, Some(d.len() as f64))
+                    .fit(c, d, per_run, r)?
+                    .value
             }
             LearnerKind::ObjectivePerturbation => {
                 ObjectivePerturbation.fit(c, d, per_run, r)?.value
@@ -796,8 +804,15 @@ mod tests {
         let task = Task::Classification {
             classes: vec!["no".into(), "yes".into()],
         };
-        Dataset::new(x, y, 2, 2f64.sqrt().next_up(), task, vec!["a".into(), "b".into()])
-            .unwrap()
+        Dataset::new(
+            x,
+            y,
+            2,
+            2f64.sqrt().next_up(),
+            task,
+            vec!["a".into(), "b".into()],
+        )
+        .unwrap()
     }
 
     /// The sample variance of `draws` noisy counts of 0 at ε.
@@ -852,7 +867,10 @@ mod tests {
         ridge.method = Method::RepeatAndSelect(Repeats::geometric(1.0 / 3.0).unwrap());
         ridge.cap = Some(20);
         let e = ridge.check().unwrap_err().to_string();
-        assert!(e.contains("cap") && e.contains("smallest cap that fits is"), "{e}");
+        assert!(
+            e.contains("cap") && e.contains("smallest cap that fits is"),
+            "{e}"
+        );
         let smallest: u64 = e.rsplit(' ').next().unwrap().parse().unwrap();
         assert!((30..=40).contains(&smallest), "{smallest}");
         ridge.cap = Some(smallest);
@@ -862,7 +880,11 @@ mod tests {
         assert!(ridge.check().is_err());
         ridge.method = Method::Exhaustive { runs: 7 };
         ridge.cap = Some(100);
-        assert!(ridge.check().unwrap_err().to_string().contains("exhaustive"));
+        assert!(ridge
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("exhaustive"));
     }
 
     #[test]
