@@ -209,3 +209,31 @@ fn empty_split_sides_are_trained_not_refused() {
         assert!(o.model.params.iter().all(|w| w.is_finite()));
     }
 }
+
+#[test]
+fn a_cap_does_not_truncate_or_overrun_an_exhaustive_search() {
+    // Exhaustive search has a public number of runs: a cap larger than the grid used to index
+    // past it (a panic), a smaller one silently dropped grid points.
+    use dptune::learn::NoisyAccuracy;
+    use dptune::tune::{split_by_coin, Method, TuneOptions, Tuner};
+    let d = toy(300);
+    let space = one_config_space();
+    let per_run = Guarantee::approx(1.0, 1e-5, Neighbours::AddRemove).unwrap();
+    let t = Tuner::new(Method::Exhaustive { runs: 1 }, &space, per_run).unwrap();
+    let mut rng = SecureRng::seeded(8);
+    let split = split_by_coin(d.len(), 0.8, &mut rng).unwrap();
+    let learner = DpSgd::linear(240.0);
+    let uncapped = t.cost(&TuneOptions::default()).unwrap();
+    for cap in [5, 1] {
+        let options = TuneOptions {
+            cap: Some(cap),
+            cap_delta: 1e-6,
+            ..Default::default()
+        };
+        let r = t
+            .run(&learner, &NoisyAccuracy, &d, &split, &options, &mut rng)
+            .unwrap();
+        assert!(r.value.is_some());
+        assert_eq!(r.spent, uncapped);
+    }
+}
