@@ -389,7 +389,7 @@ fn timing_line(cap: Option<u64>) -> String {
                  (--cap T makes it independent of that number)"
             .into(),
         Some(t) => format!(
-            "not part of this release; with --cap {t} every run executes {t} candidate slots, so \
+            "not part of this release; with --cap {t} every tuning executes {t} candidate slots, so \
              the run time does not depend on the number of runs (it still grows with the data \
              size: keep it with the curator)"
         ),

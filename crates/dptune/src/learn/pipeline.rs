@@ -2,9 +2,11 @@
 //! per-run budget, tune privately on one part of the data, fit the chosen configuration on the
 //! other, and account for all of it (split–tune–final, THEORY.md §10). Used by `dptune tune`.
 //!
-//! Nothing here reads the exact number of private records except the noisy count itself:
-//! schedules, budgets, refusals and every reported ε are functions of the plan and the charged
-//! count (or the declared public size).
+//! No schedule, budget, refusal or reported ε depends on the exact number of private records:
+//! they are functions of the plan and the charged noisy count (or the declared public size).
+//! The records are touched only by mechanisms (the count, the candidates, the final fit) and by
+//! the coin splits (one independent coin per record). The NOT PRIVATE baselines at the end are
+//! exempt and say so.
 
 use serde::Serialize;
 
