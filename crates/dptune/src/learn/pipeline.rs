@@ -394,9 +394,7 @@ impl Plan {
     fn per_run(&self, target: &Guarantee, train_records: Option<f64>) -> Result<Guarantee> {
         let (_, g) = match self.learner {
             LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. } => {
-                let records = train_records.ok_or_else(|| {
-                    Error::invalid("size", "none", "DP-SGD needs a planned number of records")
-                })?;
+                let records = planned(train_records)?;
                 let batch = middle(&self.space, "batch_size", 256.0);
                 let epochs = middle(&self.space, "epochs", 3.0);
                 let q = (batch / records.max(1.0)).min(1.0);
@@ -514,7 +512,7 @@ type FinalFit<'a, L> =
     &'a dyn Fn(&L, &Config, &Dataset, &Guarantee, &mut SecureRng) -> Result<Release<Model>>;
 
 /// The learner for a planned number of records (`None` for learners that need none).
-type MakeLearner<'a, L> = &'a dyn Fn(Option<f64>) -> L;
+type MakeLearner<'a, L> = &'a dyn Fn(Option<f64>) -> Result<L>;
 
 /// The record count the schedules plan with: none for learners that need none, the declared
 /// public size, or the noisy count (the first release, charged to `budget.count`).
@@ -574,13 +572,13 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     let scorer = AutoScorer {
         cap: loss_cap(data.task()),
     };
-    let learner = make(expected.map(|e| e.0));
+    let learner = make(expected.map(|e| e.0))?;
     let selected = tuner.run(&learner, &scorer, &tuning_data, &inner, &options, rng)?;
     let Some(best) = selected.value else {
         return Ok(None);
     };
     let final_data = data.select(&outer_split.second);
-    let final_learner = make(expected.map(|e| e.1));
+    let final_learner = make(expected.map(|e| e.1))?;
     let fitted = final_fit(
         &final_learner,
         &best.config,
@@ -621,14 +619,18 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     }))
 }
 
-fn dpsgd(kind: LearnerKind, records: Option<f64>) -> DpSgd {
-    // Without a planned size the learner refuses itself (`records` must be >= 1): the
-    // pipeline always plans DP-SGD with one.
-    let records = records.unwrap_or(0.0);
-    match kind {
+/// The planned number of records DP-SGD needs (the pipeline always has one for it).
+fn planned(records: Option<f64>) -> Result<f64> {
+    records
+        .ok_or_else(|| Error::invalid("size", "none", "DP-SGD needs a planned number of records"))
+}
+
+fn dpsgd(kind: LearnerKind, records: Option<f64>) -> Result<DpSgd> {
+    let records = planned(records)?;
+    Ok(match kind {
         LearnerKind::DpSgdMlp { hidden } => DpSgd::mlp(hidden, records),
         _ => DpSgd::linear(records),
-    }
+    })
 }
 
 /// Runs `plan` on `data` (the private records; never the public test split). Everything that
@@ -680,7 +682,7 @@ fn run_planned(
             plan,
             budget,
             size,
-            &|_| ObjectivePerturbation,
+            &|_| Ok(ObjectivePerturbation),
             &plain_fit,
             data,
             events,
@@ -690,7 +692,7 @@ fn run_planned(
             plan,
             budget,
             size,
-            &|_| RidgeSsp,
+            &|_| Ok(RidgeSsp),
             &plain_fit,
             data,
             events,
@@ -741,7 +743,7 @@ pub fn oracle_on_test(
     }
     match plan.learner {
         kind @ (LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. }) => {
-            oracle!(dpsgd(kind, records))
+            oracle!(dpsgd(kind, records)?)
         }
         LearnerKind::ObjectivePerturbation => oracle!(ObjectivePerturbation),
         LearnerKind::Ridge => oracle!(RidgeSsp),
@@ -768,7 +770,7 @@ pub fn tpe_baseline(
     let fit = |c: &Config, d: &Dataset, r: &mut SecureRng| -> Result<Model> {
         Ok(match learner {
             kind @ (LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. }) => {
-                dpsgd(kind, Some(d.len() as f64))
+                dpsgd(kind, Some(d.len() as f64))?
                     .fit(c, d, per_run, r)?
                     .value
             }
