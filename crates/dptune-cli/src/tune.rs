@@ -2,12 +2,13 @@
 //! (library: `dptune::learn::pipeline`).
 //!
 //! Output: the chosen configuration, the final model's score on the public test split, the
-//! privacy spent (tuning, final fit, total) and the wall time. Never the number of candidate
-//! runs, in the output or in the progress display (which shows elapsed time and the final
-//! fit's epochs only).
+//! record count DP-SGD planned with (a charged noisy count, or the declared public size), the
+//! privacy spent (count, tuning, final fit, total) and one line saying who may see timing.
+//! Never the exact number of private records, the number of candidate runs or the run time:
+//! not in the output, not in the progress display (a spinner without numbers while tuning, then
+//! the final fit's epochs, a public hyperparameter).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -15,7 +16,9 @@ use serde_json::{json, Value as Json};
 
 use dptune::data::Records;
 use dptune::data::{bundled, load_csv, Dataset, Schema, Task, BUNDLED_NAMES};
-use dptune::learn::pipeline::{oracle_on_test, tune, Events, LearnerKind, Outcome, Plan};
+use dptune::learn::pipeline::{
+    oracle_on_test, tune, Events, LearnerKind, Outcome, Plan, Size, SizeUsed, COUNT_SHARE,
+};
 use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
 use dptune::privacy::Guarantee;
@@ -99,6 +102,19 @@ pub struct TuneArgs {
     /// Fraction of the tuning records used to train candidates (the rest scores them).
     #[arg(long, default_value_t = 0.8)]
     train_fraction: f64,
+    /// The number of private records, if it is public (e.g. a published dataset size): DP-SGD
+    /// plans its schedule with it and no budget is spent on a noisy count. The guarantee holds
+    /// whatever the value; a wrong value only costs accuracy.
+    #[arg(long, value_name = "N")]
+    public_size: Option<u64>,
+    /// Share of --epsilon spent on the noisy record count that DP-SGD plans its schedule with
+    /// (when no --public-size is given; part of the total).
+    #[arg(long, default_value_t = COUNT_SHARE, conflicts_with = "public_size")]
+    count_share: f64,
+    /// Capped mode: always execute exactly T candidate slots (keep the first min(K, T)), so
+    /// the run time does not reveal the number of runs K; the truncation is charged in delta.
+    #[arg(long, value_name = "T")]
+    cap: Option<u64>,
     /// Seed for a reproducible research run (default: the operating system's generator).
     #[arg(long)]
     seed: Option<u64>,
@@ -271,7 +287,6 @@ fn test_score(o_model: &dptune::learn::Model, test: &Dataset) -> (&'static str, 
 
 /// Runs `dptune tune`.
 pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
-    let start = Instant::now();
     let learner = match a.learner {
         LearnerArg::DpsgdLogistic => LearnerKind::DpSgdLogistic,
         LearnerArg::DpsgdMlp => LearnerKind::DpSgdMlp { hidden: a.hidden },
@@ -300,7 +315,14 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
         tune: a.tune_fraction,
         train: a.train_fraction,
     };
-    plan.outer()?;
+    plan.size = match a.public_size {
+        Some(n) => Size::Public(n),
+        None => Size::NoisyCount {
+            share: a.count_share,
+        },
+    };
+    plan.cap = a.cap;
+    plan.check()?;
     let (name, data, test) = load_data(&a)?;
     a.budget.charge("tune", &plan.outer()?)?;
     let mut rng = match a.seed {
@@ -308,9 +330,9 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
         None => SecureRng::from_os()?,
     };
 
-    // Progress on stderr (hidden for --json and when stderr is not a terminal): the tuner's
-    // clock-driven callback shows elapsed time only; the final fit shows its epochs (a public
-    // hyperparameter). Nothing here depends on the number of candidate runs.
+    // Progress on stderr (hidden for --json and when stderr is not a terminal): a spinner
+    // without numbers while tuning (elapsed time would reveal the number of runs), then the
+    // final fit's epochs (a public hyperparameter).
     let bar = if json_out {
         ProgressBar::hidden()
     } else {
@@ -321,13 +343,7 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
             .map_err(|e| Failure::input(e.to_string()))?,
     );
     bar.set_message("tuning privately");
-    let tick = |p: dptune::tune::Progress| {
-        bar.set_message(format!(
-            "tuning privately: {:.1} s",
-            p.elapsed.as_secs_f64()
-        ));
-        bar.tick();
-    };
+    let tick = |_: dptune::tune::Progress| bar.tick();
     let on_epoch = |e: u64, total: u64| {
         bar.set_message(format!("final fit: epoch {e}/{total}"));
         bar.tick();
@@ -355,7 +371,7 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
             }
         };
         match &test {
-            Some(t) => Some(oracle_on_test(&plan, &configs, &data, t, &mut rng)?.value),
+            Some(t) => Some(oracle_on_test(&plan, &o, &configs, &data, t, &mut rng)?.value),
             None => {
                 return Err(Failure::input(
                     "--compare needs a public test split (--test)",
@@ -365,11 +381,54 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
     } else {
         None
     };
-    let wall = start.elapsed().as_secs_f64();
-    render(&a, &plan, &name, &data, test.as_ref(), &o, comparison, wall)
+    render(&a, &plan, &name, &data, test.as_ref(), &o, comparison)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Who may see timing (the trust model, docs/PRIVACY.md "Trust model and timing").
+fn timing_line(cap: Option<u64>) -> String {
+    match cap {
+        None => "not part of this release; the run time reveals the number of candidate runs, so \
+                 only the curator running this command may see it, and it must not be published \
+                 (--cap T makes it independent of that number)"
+            .into(),
+        Some(t) => format!(
+            "not part of this release; with --cap {t} every tuning executes {t} candidate slots, so \
+             the run time does not depend on the number of runs (it still grows with the data \
+             size: keep it with the curator)"
+        ),
+    }
+}
+
+/// The record count's JSON and human renderings.
+fn size_report(size: &SizeUsed, d: f64) -> Result<(Json, String), Failure> {
+    Ok(match size {
+        SizeUsed::NotNeeded => (
+            json!({"source": "not_needed"}),
+            "not needed by this learner (nothing spent)".into(),
+        ),
+        SizeUsed::Public { records } => (
+            json!({"source": "public", "records": records}),
+            format!("{records}, declared public with --public-size (nothing spent)"),
+        ),
+        SizeUsed::NoisyCount { value, spent } => {
+            let e = eps_at(spent, d)?;
+            (
+                json!({
+                    "source": "noisy_count",
+                    "value": value,
+                    "epsilon": e,
+                    "label": "charged release: noisy record count (discrete Laplace)",
+                }),
+                format!(
+                    "noisy count {value} (a charged release, eps = {}, discrete Laplace; DP-SGD \
+                     plans its schedule with it)",
+                    fmt_param(e)
+                ),
+            )
+        }
+    })
+}
+
 fn render(
     a: &TuneArgs,
     plan: &Plan,
@@ -378,7 +437,6 @@ fn render(
     test: Option<&Dataset>,
     o: &Outcome,
     comparison: Option<dptune::tune::baseline::Scored>,
-    wall: f64,
 ) -> Result<Report, Failure> {
     let d = plan.delta;
     let (e_tune, e_final, e_total) = (
@@ -393,27 +451,37 @@ fn render(
     } else {
         "test_accuracy"
     };
+    let (size_json, size_text) = size_report(&o.size, d)?;
+    let timing = timing_line(plan.cap);
+    let mut privacy = json!({
+        "epsilon": e_total,
+        "delta": d,
+        "neighbours": o.total.neighbours().to_string(),
+        "tuning": {"epsilon": e_tune, "delta": d},
+        "final_fit": {"epsilon": e_final, "delta": d},
+        "per_run": o.per_run.to_string(),
+    });
+    if let SizeUsed::NoisyCount { spent, .. } = &o.size {
+        privacy["record_count"] = json!({"epsilon": eps_at(spent, d)?, "delta": 0.0});
+    }
     let mut value = json!({
         "dataset": name,
         "learner": plan.learner,
         "tuner": tuner_name(a),
+        "cap": plan.cap,
         "best": config_json(&o.config),
-        "privacy": {
-            "epsilon": e_total,
-            "delta": d,
-            "neighbours": o.total.neighbours().to_string(),
-            "tuning": {"epsilon": e_tune, "delta": d},
-            "final_fit": {"epsilon": e_final, "delta": d},
-            "per_run": o.per_run.to_string(),
-        },
-        "wall_time_s": wall,
-        "records": {"private": data.len(), "public_test": test.map(Records::len)},
+        "privacy": privacy,
+        "size": size_json,
+        "timing": timing,
+        "public_test_records": test.map(Records::len),
     });
     value[key] = score.map_or(Json::Null, |s| json!(s.1));
+    let cap = plan
+        .cap
+        .map_or(String::new(), |t| format!(", capped at {t} runs"));
     let mut human = format!(
-        "dptune tune: {name} ({} private records), {:?}, {}\n\
+        "dptune tune: {name}, {:?}, {}{cap}\n\
          chosen configuration: {}\n",
-        data.len(),
         plan.learner,
         tuner_name(a),
         config_text(&o.config),
@@ -426,16 +494,23 @@ fn render(
         )),
         _ => human.push_str("test score: none (give --test FILE for a public test split)\n"),
     }
+    human.push_str(&format!("record count: {size_text}\n"));
+    let count = match &o.size {
+        SizeUsed::NoisyCount { spent, .. } => {
+            format!("record count eps = {}, ", fmt_param(eps_at(spent, d)?))
+        }
+        _ => String::new(),
+    };
     human.push_str(&format!(
-        "privacy ({} neighbours, delta = {}): tuning eps = {}, final fit eps = {}, total eps = {} \
-         (disjoint parts: parallel composition)\n",
+        "privacy ({} neighbours, delta = {}): {count}tuning eps = {}, final fit eps = {}, \
+         total eps = {} (tuning and final fit on disjoint parts: parallel composition)\n",
         o.total.neighbours(),
         fmt_param(d),
         fmt_param(e_tune),
         fmt_param(e_final),
         fmt_param(e_total)
     ));
-    human.push_str(&format!("wall time: {wall:.1} s"));
+    human.push_str(&format!("timing: {timing}"));
     if let Some(c) = comparison {
         let s = if regression { -c.score } else { c.score };
         value["compare"] = json!({

@@ -1,7 +1,10 @@
 //! `dptune tune` run as a real binary: the default run's JSON keys and privacy, user CSV data
 //! with a schema and a search space, and bad input (exit 2, the file/line/field named,
-//! nothing on stdout).
+//! nothing on stdout). Issue 13: neighbouring datasets (D and D minus one record, same seed)
+//! give the same output except for charged releases; no exact record count, wall time or run
+//! count is released; `--public-size`, `--cap` and empty split sides.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 #[path = "support/cli.rs"]
@@ -75,6 +78,12 @@ fn default_run_reports_config_accuracy_and_privacy_only() {
         !text.contains("\"runs\"") && !text.contains("\"k\""),
         "{text}"
     );
+    // Nor the exact record count or the run time (issue 13): the schedule's size is a charged
+    // noisy count, inside the total.
+    assert_eq!(v["size"]["source"], "noisy_count", "{v}");
+    assert!(v["size"]["label"].as_str().unwrap().contains("charged"));
+    assert!(v["privacy"]["record_count"]["epsilon"].as_f64().unwrap() <= 0.02);
+    assert!(forbidden_fields(&v).is_empty(), "{v}");
 }
 
 #[test]
@@ -206,4 +215,312 @@ fn bad_input_exits_2_naming_file_line_or_field() {
     bad(&["--dataset", "cifar"], &["cifar"]);
     bad(&["--epsilon=-1"], &["epsilon"]);
     let _ = std::fs::remove_dir_all(d);
+}
+
+// ---- Issue 13: nothing computed from the private record count or the clock is released ----
+
+/// Every leaf of a JSON value by its dotted path.
+fn leaves(v: &Value, path: &str, out: &mut BTreeMap<String, Value>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                leaves(x, &p, out);
+            }
+        }
+        _ => {
+            out.insert(path.to_string(), v.clone());
+        }
+    }
+}
+
+/// The paths whose values differ between two outputs (or that only one of them has).
+fn differing(a: &Value, b: &Value) -> BTreeSet<String> {
+    let (mut la, mut lb) = (BTreeMap::new(), BTreeMap::new());
+    leaves(a, "", &mut la);
+    leaves(b, "", &mut lb);
+    la.keys()
+        .chain(lb.keys())
+        .filter(|k| la.get(*k) != lb.get(*k))
+        .cloned()
+        .collect()
+}
+
+/// Fields that must never be released: the exact record count, the clock, the run count.
+fn forbidden_fields(v: &Value) -> Vec<String> {
+    let mut all = BTreeMap::new();
+    leaves(v, "", &mut all);
+    all.into_keys()
+        .filter(|k| {
+            [
+                "records.private",
+                "wall",
+                "time_s",
+                "elapsed",
+                "runs_executed",
+            ]
+            .iter()
+            .any(|f| k.contains(f))
+        })
+        .collect()
+}
+
+/// Human output must not name the exact count `n`, a wall time or "private records".
+fn assert_human_clean(text: &str, n: usize) {
+    for bad in ["wall time", "private records", "elapsed"] {
+        assert!(!text.contains(bad), "`{bad}` in {text}");
+    }
+    let exact = n.to_string();
+    assert!(
+        !text
+            .split(|c: char| !c.is_ascii_digit())
+            .any(|t| t == exact),
+        "the exact record count {n} appears in {text}"
+    );
+}
+
+fn human(args: &[&str]) -> String {
+    let out = dptune(&[&["tune"], args].concat());
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// One configuration, so that the chosen configuration (a charged release) is the same on
+/// both neighbours and every ε can be compared.
+const ONE_CONFIG: &str = "[learning_rate]\nvalues = [2.0]\n[clip_norm]\nvalues = [1.0]\n\
+                          [epochs]\nvalues = [2]\n[batch_size]\nvalues = [256]\n";
+
+/// D (1500 records) and D minus its last record, each in its own directory, and a space.
+fn neighbours(tag: &str) -> (PathBuf, String, String, String, String) {
+    let d = scratch(tag);
+    let (a, b) = (d.join("a"), d.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let big = write(&a, "data.csv", &csv(1500));
+    let small = write(&b, "data.csv", &csv(1499));
+    assert!(csv(1500).starts_with(&csv(1499)), "D minus its last record");
+    let schema = write(&d, "schema.toml", SCHEMA);
+    let space = write(&d, "space.toml", ONE_CONFIG);
+    (d, big, small, schema, space)
+}
+
+#[test]
+fn neighbours_give_identical_output_with_a_public_size() {
+    let (d, big, small, schema, space) = neighbours("public");
+    let args = |data: &str| {
+        [
+            "--data",
+            data,
+            "--schema",
+            &schema,
+            "--space",
+            &space,
+            "--public-size",
+            "1500",
+            "--seed",
+            "5",
+        ]
+        .map(String::from)
+    };
+    let run = |data: &str| {
+        let a = args(data);
+        ok_json(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (a, b) = (run(&big), run(&small));
+    // Every field but the (public) file name is identical: all epsilons included.
+    assert_eq!(differing(&a, &b), BTreeSet::from(["dataset".to_string()]));
+    assert_eq!(a["size"]["source"], "public");
+    assert!(a["privacy"].get("record_count").is_none(), "nothing spent");
+    assert!(a["privacy"]["epsilon"].as_f64().unwrap() <= 1.0);
+    assert!(forbidden_fields(&a).is_empty(), "{a}");
+    // The human rendering too, once the file names are removed.
+    let h = |data: &str| {
+        let a = args(data);
+        human(&a.iter().map(String::as_str).collect::<Vec<_>>()).replace(data, "DATA")
+    };
+    let (ha, hb) = (h(&big), h(&small));
+    assert_eq!(ha, hb);
+    assert!(ha.contains("declared public with --public-size"), "{ha}");
+    // A deliberately leaky variant of the output (the fields dptune printed before issue 13)
+    // is caught by both checks.
+    let leak = |v: &Value, n: usize, secs: f64| {
+        let mut v = v.clone();
+        v["records"] = serde_json::json!({"private": n, "public_test": null});
+        v["wall_time_s"] = serde_json::json!(secs);
+        v
+    };
+    let (la, lb) = (leak(&a, 1500, 0.41), leak(&b, 1499, 0.43));
+    let d_leak = differing(&la, &lb);
+    assert!(
+        d_leak.contains("records.private") && d_leak.contains("wall_time_s"),
+        "{d_leak:?}"
+    );
+    assert_eq!(forbidden_fields(&la), ["records.private", "wall_time_s"]);
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn neighbours_differ_only_in_the_charged_count_by_default() {
+    let (d, big, small, schema, space) = neighbours("noisy");
+    let args = |data: &str| {
+        [
+            "--data", data, "--schema", &schema, "--space", &space, "--seed", "5",
+        ]
+        .map(String::from)
+    };
+    let run = |data: &str| {
+        let a = args(data);
+        ok_json(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (a, b) = (run(&big), run(&small));
+    // The noisy count is a charged release; the tuning and final-fit epsilons are functions of
+    // it (DP-SGD plans its schedule with it; `learn::pipeline`'s unit test shows they are equal
+    // given the same count). Everything else is identical.
+    let allowed: BTreeSet<String> = [
+        "dataset",
+        "size.value",
+        "privacy.epsilon",
+        "privacy.tuning.epsilon",
+        "privacy.final_fit.epsilon",
+    ]
+    .map(String::from)
+    .into();
+    let diff = differing(&a, &b);
+    assert!(diff.is_subset(&allowed), "{diff:?}");
+    assert!(diff.contains("size.value"), "{diff:?}");
+    // Same seed, same noise: the counts differ by the one record.
+    let (ca, cb) = (
+        a["size"]["value"].as_i64().unwrap(),
+        b["size"]["value"].as_i64().unwrap(),
+    );
+    assert_eq!(ca - cb, 1);
+    assert_ne!(
+        ca, 1500,
+        "this seed's noise is not zero (else the check below is void)"
+    );
+    for v in [&a, &b] {
+        assert_eq!(v["size"]["source"], "noisy_count");
+        assert!(v["privacy"]["epsilon"].as_f64().unwrap() <= 1.0, "{v}");
+        assert!(forbidden_fields(v).is_empty(), "{v}");
+    }
+    assert_eq!(
+        a["privacy"]["record_count"],
+        serde_json::json!({"epsilon": 85_899_345.0 / 4_294_967_296.0, "delta": 0.0})
+    );
+    let a0 = args(&big);
+    let text = human(&a0.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_human_clean(&text, 1500);
+    assert!(
+        text.contains(&format!("noisy count {ca} (a charged release")),
+        "{text}"
+    );
+    let timing: Vec<&str> = text.lines().filter(|l| l.starts_with("timing:")).collect();
+    assert_eq!(timing.len(), 1, "{text}");
+    assert!(
+        timing[0].contains("curator") && timing[0].contains("must not be published"),
+        "{text}"
+    );
+    // The check catches a leaky rendering of the old first line.
+    let leaky = text.replace("dptune tune: ", "dptune tune: (1500 private records) ");
+    assert!(std::panic::catch_unwind(|| assert_human_clean(&leaky, 1500)).is_err());
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn capped_mode_runs_within_the_budget_or_is_refused_before_data() {
+    let d = scratch("cap");
+    let data = write(&d, "data.csv", &csv(400));
+    let schema = write(&d, "schema.toml", SCHEMA);
+    let space = write(&d, "space.toml", ONE_CONFIG);
+    let base = [
+        "--data",
+        data.as_str(),
+        "--schema",
+        schema.as_str(),
+        "--space",
+        space.as_str(),
+        "--tuner",
+        "liu-talwar",
+        "--mean-runs",
+        "3",
+        "--seed",
+        "2",
+    ];
+    let v = ok_json(&[&base[..], &["--cap", "40"]].concat());
+    assert_eq!(v["cap"], 40);
+    assert!(v["privacy"]["epsilon"].as_f64().unwrap() <= 1.0, "{v}");
+    assert_eq!(v["privacy"]["delta"].as_f64().unwrap(), 1e-5);
+    assert!(v["timing"].as_str().unwrap().contains("--cap 40"), "{v}");
+    // Too small a cap for delta: exit 2, naming the cap and the smallest one that fits, before
+    // the data is read (a missing file would be the error otherwise).
+    let mut early = base;
+    early[1] = "/nonexistent/data.csv";
+    bad(
+        &[&early[..], &["--cap", "20"]].concat(),
+        &["cap", "smallest cap that fits is"],
+    );
+    // Exhaustive search has a public number of runs: nothing to cap.
+    bad(
+        &["--tuner", "exhaustive", "--cap", "100"],
+        &["cap", "exhaustive"],
+    );
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn empty_split_sides_still_release() {
+    // One record: a side of each coin split is always empty. Before issue 13 this was refused
+    // (NoRelease, exit 3) with a probability that depends on the private size.
+    let d = scratch("empty");
+    let data = write(&d, "one.csv", "a,c,y\n0.2,r,no\n");
+    let schema = write(&d, "schema.toml", SCHEMA);
+    let space = write(&d, "space.toml", ONE_CONFIG);
+    for seed in ["1", "2", "3"] {
+        for extra in [&[][..], &["--public-size", "1"][..]] {
+            let v = ok_json(
+                &[
+                    &[
+                        "--data", &data, "--schema", &schema, "--space", &space, "--seed", seed,
+                    ][..],
+                    extra,
+                ]
+                .concat(),
+            );
+            assert!(v["privacy"]["epsilon"].as_f64().unwrap() <= 1.0, "{v}");
+        }
+    }
+    let reg = write(
+        &d,
+        "reg.toml",
+        "[label]\nkind = \"numeric\"\ncolumn = \"y\"\nlow = 0\nhigh = 1\n\n\
+         [[feature]]\nkind = \"numeric\"\ncolumn = \"a\"\nlow = 0\nhigh = 1\n",
+    );
+    let one = write(&d, "reg.csv", "a,y\n0.2,0.3\n");
+    let v = ok_json(&[
+        "--data",
+        &one,
+        "--schema",
+        &reg,
+        "--learner",
+        "ridge",
+        "--seed",
+        "4",
+    ]);
+    assert_eq!(v["size"]["source"], "not_needed");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn size_flags_are_checked() {
+    bad(&["--public-size", "0"], &["public_size"]);
+    bad(&["--count-share", "1.5"], &["count_share"]);
+    bad(&["--count-share", "0"], &["count_share"]);
 }

@@ -845,7 +845,7 @@ type Indices<'py> = Bound<'py, PyArray1<i64>>;
 /// Splits records `0..n` by one exact Bernoulli(`fraction`) coin per record (`tune::split_by_coin`):
 /// the sides are disjoint functions of the records, so mechanisms on them compose in parallel
 /// under add/remove neighbours, which a fixed-size cut does not. Returns (first, second) index
-/// arrays; a side left empty is `NoRelease`.
+/// arrays; either side may be empty.
 #[pyfunction]
 #[pyo3(signature = (n, fraction, *, seed=None))]
 fn split_by_coin<'py>(

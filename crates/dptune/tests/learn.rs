@@ -168,7 +168,7 @@ fn dpsgd_epsilon_matches_dp_accounting() {
     let mut fixed = base.clone();
     fixed.insert("noise_multiplier".into(), Value::Float(1.0));
     let roomy = Guarantee::approx(3.0, 1e-5, Neighbours::AddRemove).unwrap();
-    let (s, spent) = DpSgd::linear().plan(&fixed, 10_000, 3, &roomy).unwrap();
+    let (s, spent) = DpSgd::linear(10_000.0).plan(&fixed, 3, &roomy).unwrap();
     assert_eq!((s.q, s.steps), (0.01, 1000));
     assert!(
         s.z <= 1.0 && s.z > 1.0 - 1e-6,
@@ -186,27 +186,27 @@ fn dpsgd_epsilon_matches_dp_accounting() {
     );
     // Calibrated at ε = 2.1014 (rounded up in the last digit): z comes out at about 1.
     let tight = Guarantee::approx(2.1015, 1e-5, Neighbours::AddRemove).unwrap();
-    let (s, spent) = DpSgd::linear().plan(&base, 10_000, 3, &tight).unwrap();
+    let (s, spent) = DpSgd::linear(10_000.0).plan(&base, 3, &tight).unwrap();
     assert!((s.z - 1.0).abs() < 3e-3, "{}", s.z);
     assert!(spent.epsilon(1e-5).unwrap() <= 2.1015);
     // Asked to spend more than its allowance: refused before touching data.
     let small = Guarantee::approx(1.0, 1e-5, Neighbours::AddRemove).unwrap();
     assert!(matches!(
-        DpSgd::linear().plan(&fixed, 10_000, 3, &small),
+        DpSgd::linear(10_000.0).plan(&fixed, 3, &small),
         Err(Error::BudgetExceeded { .. })
     ));
     let data = toy(10_000);
     assert!(matches!(
-        DpSgd::linear().fit(&fixed, &data, &small, &mut SecureRng::seeded(3)),
+        DpSgd::linear(10_000.0).fit(&fixed, &data, &small, &mut SecureRng::seeded(3)),
         Err(Error::BudgetExceeded { .. })
     ));
     // Pure allowances are refused (Gaussian noise); unknown hyperparameters too.
     let pure = Guarantee::pure(1.0, Neighbours::AddRemove).unwrap();
-    assert!(DpSgd::linear().plan(&base, 10_000, 3, &pure).is_err());
+    assert!(DpSgd::linear(10_000.0).plan(&base, 3, &pure).is_err());
     let mut odd = base.clone();
     odd.insert("momentum".into(), Value::Float(0.9));
     assert!(matches!(
-        DpSgd::linear().plan(&odd, 10_000, 3, &roomy),
+        DpSgd::linear(10_000.0).plan(&odd, 3, &roomy),
         Err(Error::InvalidParameter {
             name: "hyperparameter",
             ..
@@ -224,7 +224,7 @@ fn dpsgd_learns_and_scores_within_its_allowance() {
         ("epochs", Value::Int(3)),
         ("batch_size", Value::Int(250)),
     ]);
-    let m = DpSgd::linear()
+    let m = DpSgd::linear(5000.0)
         .fit(&c, &data, &alw, &mut SecureRng::seeded(4))
         .unwrap();
     assert!(m.spent.epsilon(1e-5).unwrap() <= 1.0);
@@ -290,9 +290,16 @@ fn default_tuning_on_adult_is_private_and_close_to_the_oracle() {
     let acc = out.model.accuracy(&test);
     let total = out.total.epsilon(1e-5).unwrap();
     let configs = plan.space.grid().unwrap();
-    let oracle = oracle_on_test(&plan, &configs, &train, &test, &mut SecureRng::seeded(8))
-        .unwrap()
-        .value;
+    let oracle = oracle_on_test(
+        &plan,
+        &out,
+        &configs,
+        &train,
+        &test,
+        &mut SecureRng::seeded(8),
+    )
+    .unwrap()
+    .value;
     eprintln!(
         "adult default tuning: test accuracy {acc:.4}, oracle {:.4} ({:?}), eps {total:.4}, \
          {secs:.1} s, chosen {:?}",
@@ -321,11 +328,11 @@ fn probe_dpsgd_on_adult() {
                     ("batch_size", Value::Int(bs)),
                 ]);
                 let t = std::time::Instant::now();
-                let m = DpSgd::linear()
+                let m = DpSgd::linear(13_000.0)
                     .fit(&c, &part, &alw, &mut SecureRng::seeded(4))
                     .unwrap();
-                let (s, _) = DpSgd::linear()
-                    .plan(&c, part.len(), m.value.params.len(), &alw)
+                let (s, _) = DpSgd::linear(13_000.0)
+                    .plan(&c, m.value.params.len(), &alw)
                     .unwrap();
                 eprintln!(
                     "eps {eps} lr {lr} ep {ep} bs {bs}: acc {:.4} z {:.3} steps {} {:.2}s",

@@ -192,7 +192,7 @@ def split_by_coin(
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Indices of records ``0..n`` split by one exact Bernoulli(``fraction``) coin each
     (heads first): disjoint sides that compose in parallel under add/remove neighbours.
-    Raises :class:`NoRelease` if a side comes out empty."""
+    Either side may be empty."""
 
 def zcdp_epsilon(rho: float, delta: float) -> float: ...
 def zcdp_delta(rho: float, epsilon: float) -> float: ...

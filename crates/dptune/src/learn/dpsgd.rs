@@ -44,10 +44,20 @@ const MAX_Z: f64 = 1.0e4;
 /// the sampled-Gaussian RDP accountant (Mironov, Talwar & Zhang 2019, arXiv 1908.10530;
 /// THEORY.md §13), **add/remove-one** neighbours.
 ///
-/// Each of T = ⌈epochs/q⌉ steps includes every record independently with probability
-/// q = min(1, batch_size/n) (an exact Bernoulli per record, [`GeometricTrials::stops`]), clips
-/// each per-example gradient to L2 norm C (`clip_norm`), sums, adds Gaussian noise of standard
-/// deviation z·C per coordinate and steps by −lr·(noisy sum)/(q·n).
+/// **The schedule is public.** The learner is built for a public number of records `records`
+/// (declared by the user, or a charged noisy count: never the count of the data passed to
+/// `fit`). From it and the hyperparameters come q = min(1, batch_size/records), T = ⌈epochs/q⌉
+/// and the normaliser q·records (the expected batch size); the noise multiplier z is then fixed
+/// by the configuration and the allowance alone. Each of the T steps includes every record that
+/// is actually present independently with probability q (an exact Bernoulli per record,
+/// [`GeometricTrials::stops`]), clips each per-example gradient to L2 norm C (`clip_norm`),
+/// sums, adds Gaussian noise of standard deviation z·C per coordinate and steps by
+/// −lr·(noisy sum)/(q·records). This is exactly the mechanism of MTZ19's theorem (Poisson
+/// sampling at a fixed rate q over whatever dataset is given, a fixed σ, a fixed number of
+/// steps; the division by a public constant is post-processing), so neighbouring datasets run
+/// the same mechanism and no decision depends on their size. If `records` is far from the true
+/// count only the utility suffers (too many or too few records per step), not the guarantee. An
+/// empty dataset is trained too: every step releases noise only.
 ///
 /// **Noise and how its rounding is charged.** The noise is [`GridGaussian`] (exact discrete
 /// Gaussian on a power-of-two grid r ≈ zC·2^-30; the clipped sum is rounded to the grid). The
@@ -66,14 +76,18 @@ const MAX_Z: f64 = 1.0e4;
 /// the default orders for an RDP allowance, ε(δ) for an (ε, δ) allowance, the unsampled bound
 /// T/(2z²) for a zCDP allowance. A pure-DP allowance is refused (Gaussian noise has none).
 /// With `noise_multiplier` given, a run that would exceed the allowance is refused with
-/// [`Error::BudgetExceeded`] before any data is touched.
+/// [`Error::BudgetExceeded`] before any data is touched. Every refusal depends on the
+/// configuration, `records` and the allowance only.
 ///
-/// Preconditions: the dataset size n is treated as public (it sets q, as in Abadi et al. and
-/// dp_accounting's examples); hyperparameters in range (lr, C > 0; epochs, batch_size ≥ 1).
+/// Preconditions: `records` finite and > 0 (checked, error names `records`; an expected size
+/// below 1 is fine); hyperparameters in
+/// range (lr, C > 0; epochs, batch_size ≥ 1).
 #[derive(Debug, Clone, Copy)]
 pub struct DpSgd {
     /// The network.
     pub architecture: Architecture,
+    /// The public number of records the schedule is planned for (see the type's doc).
+    pub records: f64,
 }
 
 /// The schedule of a DP-SGD run: sampling rate, steps and noise multiplier.
@@ -150,17 +164,19 @@ fn run_guarantee(q: f64, z: f64, steps: u64, allowance: &Guarantee) -> Result<Gu
 }
 
 impl DpSgd {
-    /// Logistic (or softmax) regression by DP-SGD.
-    pub fn linear() -> Self {
+    /// Logistic (or softmax) regression by DP-SGD, scheduled for a public number of `records`.
+    pub fn linear(records: f64) -> Self {
         Self {
             architecture: Architecture::Linear,
+            records,
         }
     }
 
-    /// A one-hidden-layer MLP by DP-SGD.
-    pub fn mlp(hidden: usize) -> Self {
+    /// A one-hidden-layer MLP by DP-SGD, scheduled for a public number of `records`.
+    pub fn mlp(hidden: usize, records: f64) -> Self {
         Self {
             architecture: Architecture::Mlp { hidden },
+            records,
         }
     }
 
@@ -174,16 +190,23 @@ impl DpSgd {
         }
     }
 
-    /// The schedule and guarantee `config` would use on `n` records under `allowance`, without
-    /// touching data: q, T, the calibrated effective z, and what the run spends.
+    /// The schedule and guarantee `config` uses under `allowance` (for a model with `params`
+    /// parameters), without touching data: q, T, the calibrated effective z, and what the run
+    /// spends. A function of public inputs only.
     pub fn plan(
         &self,
         config: &Config,
-        n: usize,
         params: usize,
         allowance: &Guarantee,
     ) -> Result<(Schedule, Guarantee)> {
         let h = hyper(config)?;
+        if !(self.records.is_finite() && self.records > 0.0) {
+            return Err(Error::invalid(
+                "records",
+                self.records,
+                "the public number of records DP-SGD is scheduled for must be finite and > 0",
+            ));
+        }
         if allowance.neighbours() != Neighbours::AddRemove {
             return Err(Error::invalid(
                 "allowance",
@@ -198,12 +221,7 @@ impl DpSgd {
                 "Gaussian noise has no pure-DP guarantee",
             ));
         }
-        if n == 0 {
-            return Err(Error::NoRelease {
-                reason: "no training records".into(),
-            });
-        }
-        let q = (h.batch as f64 / n as f64).min(1.0);
+        let q = (h.batch as f64 / self.records).min(1.0);
         let steps = (h.epochs as f64 / q).ceil() as u64;
         let fits_at = |z_req: f64| -> Result<Option<(Schedule, Guarantee)>> {
             let (_, z_eff) = mechanism(z_req, h.clip, params)?;
@@ -263,21 +281,21 @@ impl DpSgd {
     ) -> Result<Release<Model>> {
         let mut model = self.init(data);
         let p = model.params.len();
-        let (sched, spent) = self.plan(config, data.len(), p, allowance)?;
+        let (sched, spent) = self.plan(config, p, allowance)?;
         let h = hyper(config)?;
         let (noise, _) = mechanism(sched.z_request, h.clip, p)?;
         let sampler = (sched.q < 1.0)
             .then(|| GeometricTrials::from_success_prob(sched.q))
             .transpose()?;
-        let n = data.len();
-        let denom = sched.q * n as f64;
+        // The expected batch size: public, unlike the number of records sampled or present.
+        let denom = sched.q * self.records;
         let steps_per_epoch = (1.0 / sched.q).ceil() as u64;
         let mut sum = vec![0.0; p];
         let mut g = vec![0.0; p];
         let mut s = Scratch::default();
         for step in 0..sched.steps {
             sum.iter_mut().for_each(|v| *v = 0.0);
-            for i in 0..n {
+            for i in 0..data.len() {
                 if let Some(t) = &sampler {
                     if !t.stops(rng) {
                         continue;

@@ -88,11 +88,9 @@ impl<'a> Tuner<'a> {
         let Some(cap) = options.cap else {
             return Ok(cost);
         };
-        let repeats = match self.method {
-            Method::RepeatAndSelect(r) => r,
-            Method::Threshold { gamma, .. } => Repeats::geometric(gamma)?,
-            Method::Exhaustive { .. } => return Ok(cost),
-        };
+        if matches!(self.method, Method::Exhaustive { .. }) {
+            return Ok(cost);
+        }
         check_delta("cap_delta", options.cap_delta)?;
         if options.cap_delta == 0.0 && cost.pure_eps().is_none() {
             return Err(Error::invalid(
@@ -102,7 +100,7 @@ impl<'a> Tuner<'a> {
             ));
         }
         let eps = cost.epsilon(options.cap_delta)?;
-        let delta = truncation_delta(eps, options.cap_delta, tail_probability(&repeats, cap)?)?;
+        let delta = capped_delta(&self.method, cap, eps, options.cap_delta)?;
         if delta >= 1.0 {
             return Err(Error::invalid(
                 "cap",
@@ -133,7 +131,11 @@ impl<'a> Tuner<'a> {
             Method::Threshold { gamma, .. } => (draw_runs(&Repeats::geometric(gamma)?, rng)?, None),
             Method::Exhaustive { runs } => (runs as u64, Some(self.space.grid()?)),
         };
-        let executed = options.cap.unwrap_or(k);
+        // Exhaustive search runs every grid point (K is public): a cap does not apply.
+        let executed = match grid {
+            Some(_) => k,
+            None => options.cap.unwrap_or(k),
+        };
         let kept = k.min(executed);
         let threshold = match self.method {
             Method::Threshold { threshold, .. } => Some(threshold),
@@ -156,6 +158,20 @@ impl<'a> Tuner<'a> {
             spent,
         })
     }
+}
+
+/// The δ of a tuning capped at `cap` executed runs whose uncapped cost is (`eps`, `cap_delta`)-DP:
+/// `cap_delta` + (1 + e^eps)·P[K > cap], the truncation lemma (THEORY.md §6.2), with P[K > cap]
+/// bounded by [`tail_probability`]. It grows with `eps` and depends on public inputs only, so a
+/// caller can check a cap against its δ before any data is touched. Exhaustive search runs every
+/// grid point (its K is public): capping it changes nothing, and `cap_delta` is returned.
+pub fn capped_delta(method: &Method, cap: u64, eps: f64, cap_delta: f64) -> Result<f64> {
+    let repeats = match *method {
+        Method::RepeatAndSelect(r) => r,
+        Method::Threshold { gamma, .. } => Repeats::geometric(gamma)?,
+        Method::Exhaustive { .. } => return Ok(cap_delta),
+    };
+    truncation_delta(eps, cap_delta, tail_probability(&repeats, cap)?)
 }
 
 /// Runs `job(0..n)` in parallel and keeps the best scored candidate (ties to the lower index),
