@@ -440,9 +440,9 @@ fn render(
 ) -> Result<Report, Failure> {
     let d = plan.delta;
     let (e_tune, e_final, e_total) = (
-        eps_at(&o.tuning, d)?,
-        eps_at(&o.final_fit, d)?,
-        eps_at(&o.total, d)?,
+        eps_at(&o.reported.tuning, d)?,
+        eps_at(&o.reported.final_fit, d)?,
+        eps_at(&o.reported.total, d)?,
     );
     let score = test.map(|t| test_score(&o.model, t));
     let regression = matches!(data.task(), Task::Regression { .. });
@@ -495,15 +495,18 @@ fn render(
         _ => human.push_str("test score: none (give --test FILE for a public test split)\n"),
     }
     human.push_str(&format!("record count: {size_text}\n"));
-    let count = match &o.size {
-        SizeUsed::NoisyCount { spent, .. } => {
-            format!("record count eps = {}, ", fmt_param(eps_at(spent, d)?))
-        }
-        _ => String::new(),
+    // With a noisy count the parts' exact spend depends on it: their allowance is stated.
+    let (count, bound) = match &o.size {
+        SizeUsed::NoisyCount { spent, .. } => (
+            format!("record count eps = {}, ", fmt_param(eps_at(spent, d)?)),
+            " at most",
+        ),
+        _ => (String::new(), ""),
     };
     human.push_str(&format!(
-        "privacy ({} neighbours, delta = {}): {count}tuning eps = {}, final fit eps = {}, \
-         total eps = {} (tuning and final fit on disjoint parts: parallel composition)\n",
+        "privacy ({} neighbours, delta = {}): {count}tuning eps{bound} = {}, final fit \
+         eps{bound} = {}, total eps{bound} = {} (tuning and final fit on disjoint parts: \
+         parallel composition)\n",
         o.total.neighbours(),
         fmt_param(d),
         fmt_param(e_tune),

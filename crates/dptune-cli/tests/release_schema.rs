@@ -268,7 +268,6 @@ fn study_releases_only_its_public_table_analysis() {
 }
 
 #[test]
-#[ignore = "enabled after the leak fixes merge (today tune emits wall_time_s and records.private)"]
 fn tune_releases_the_configuration_its_score_and_public_epsilons() {
     check("tune", &["--seed", "3"]);
     check("tune", &["--seed", "3", "--compare"]);
@@ -282,7 +281,6 @@ fn gp_releases_the_lengthscale_and_public_noise_scales() {
 }
 
 #[test]
-#[ignore = "enabled after the leak fixes merge (today simulate prints oracle accuracies and SecAgg timings by default)"]
 fn federated_simulate_releases_the_vote_and_its_charge() {
     let small = [
         "--seed",

@@ -236,8 +236,21 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("privacy.tuning.delta"),
             public("privacy.final_fit.epsilon"),
             public("privacy.final_fit.delta"),
-            public("privacy.per_run"),
-            public("records.public_test"),
+            private(
+                "privacy.per_run",
+                "privacy.record_count (calibrated to the planned size: post-processing of the \
+                 noisy count; a public input with --public-size)",
+            ),
+            public("privacy.record_count.epsilon"),
+            public("privacy.record_count.delta"),
+            public("cap"),
+            public("size.source"),
+            public("size.records"),
+            private("size.value", "privacy.record_count (the noisy record count)"),
+            public("size.epsilon"),
+            public("size.label"),
+            public("timing"),
+            public("public_test_records"),
             private(
                 "test_accuracy",
                 "privacy.final_fit (the final model, scored on the public test split)",

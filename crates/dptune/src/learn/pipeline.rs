@@ -221,6 +221,24 @@ pub struct Outcome {
     /// Everything together: the noisy count (if any) composed with the parallel composition of
     /// tuning and final fit (disjoint parts).
     pub total: Guarantee,
+    /// What a report may state: every guarantee in it a function of public inputs only.
+    pub reported: Reported,
+}
+
+/// The guarantees a report states, each a function of public inputs only (rule 4 of DESIGN.md:
+/// no ε computed from the private count). When the schedules were planned with a noisy count,
+/// the exact spend of the tuning and of the final fit depends on that count (a DP-SGD
+/// configuration's noise is calibrated to its planned size), so the report states the allowance
+/// they were both held to (`Ledger`-checked, so it bounds them); otherwise (a public size, or a
+/// learner that needs none) it states the exact spend.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reported {
+    /// The tuning's cost: exact, or the parts' allowance.
+    pub tuning: Guarantee,
+    /// The final fit's cost: exact, or the parts' allowance.
+    pub final_fit: Guarantee,
+    /// The whole cost: the count's allowance (if any) composed with the parallel parts.
+    pub total: Guarantee,
 }
 
 /// Progress callbacks: clock ticks during tuning and the final fit's epochs.
@@ -608,6 +626,18 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
         _ => parts,
     };
     Ledger::new(outer)?.charge(&total)?;
+    let reported = match &size {
+        SizeUsed::NoisyCount { spent, .. } => Reported {
+            tuning: budget.parts.clone(),
+            final_fit: budget.parts.clone(),
+            total: spent.compose(&budget.parts)?,
+        },
+        _ => Reported {
+            tuning: selected.spent.clone(),
+            final_fit: fitted.spent.clone(),
+            total: total.clone(),
+        },
+    };
     Ok(Some(Outcome {
         config: best.config,
         model: fitted.value,
@@ -616,6 +646,7 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
         tuning: selected.spent,
         final_fit: fitted.spent,
         total,
+        reported,
     }))
 }
 

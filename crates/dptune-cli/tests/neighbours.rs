@@ -1,0 +1,210 @@
+//! Neighbour differencing (issue 13's harness): every learner under every tuner, and `select`,
+//! run without a seed (OS-keyed noise) on a dataset D and on D minus one record. Every field the
+//! release schema (`dptune::release_schema`) declares a public input must come out identical:
+//! a public field may depend on public inputs only, so it cannot differ between neighbours,
+//! whatever the noise. Fields declared as charged releases may differ. The schema check itself
+//! rejects any undeclared field, so a field added without a decision fails here too.
+//!
+//! The check has teeth: a deliberately leaky rendering (the exact record count or a wall time
+//! added to the output, as dptune printed them before issue 13) fails it.
+
+use std::path::{Path, PathBuf};
+
+#[path = "support/cli.rs"]
+mod cli;
+#[path = "support/release.rs"]
+mod release;
+
+use cli::dptune;
+use release::{assert_declared, public_values, violations};
+use serde_json::Value;
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dptune-nb-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(d.join("a")).unwrap();
+    std::fs::create_dir_all(d.join("b")).unwrap();
+    d
+}
+
+fn write(path: &Path, text: &str) -> String {
+    std::fs::write(path, text).unwrap();
+    path.display().to_string()
+}
+
+const CLASS_SCHEMA: &str = "[label]\nkind = \"class\"\ncolumn = \"y\"\nvalues = [\"no\", \"yes\"]\n\
+                            [[feature]]\nkind = \"numeric\"\ncolumn = \"a\"\nlow = 0\nhigh = 1\n\
+                            [[feature]]\nkind = \"numeric\"\ncolumn = \"b\"\nlow = 0\nhigh = 1\n";
+const NUMERIC_SCHEMA: &str = "[label]\nkind = \"numeric\"\ncolumn = \"y\"\nlow = 0\nhigh = 2\n\
+                              [[feature]]\nkind = \"numeric\"\ncolumn = \"a\"\nlow = 0\nhigh = 1\n\
+                              [[feature]]\nkind = \"numeric\"\ncolumn = \"b\"\nlow = 0\nhigh = 1\n";
+const DPSGD_SPACE: &str = "[learning_rate]\nvalues = [1.0, 4.0]\n[clip_norm]\nvalues = [1.0]\n\
+                           [epochs]\nvalues = [1]\n[batch_size]\nvalues = [64]\n";
+const REG_SPACE: &str = "[regularization]\nvalues = [0.001, 0.1]\n";
+
+/// `n` records; D minus one record is `rows(n - 1)` (the same rows without the last).
+fn rows(n: usize, numeric: bool) -> String {
+    let mut s = String::from("a,b,y\n");
+    for i in 0..n {
+        let a = (i * 37 % 101) as f64 / 100.0;
+        let b = (i * 53 % 97) as f64 / 96.0;
+        let y = if numeric {
+            format!("{}", a + b)
+        } else if a + 0.3 * b > 0.6 {
+            "yes".into()
+        } else {
+            "no".into()
+        };
+        s.push_str(&format!("{a},{b},{y}\n"));
+    }
+    s
+}
+
+/// Runs `dptune <args> --json`; exit 0 gives the JSON, exit 3 (nothing released: ⊥ is itself
+/// the charged release) gives None; anything else fails the test.
+fn run(args: &[&str]) -> Option<Value> {
+    let out = dptune(&[args, &["--json"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => Some(serde_json::from_slice(&out.stdout).unwrap()),
+        Some(3) => None,
+        c => panic!("{args:?}: exit {c:?}: {stderr}"),
+    }
+}
+
+/// Asserts that `a` and `b` (outputs of `command` on neighbours) release only declared fields
+/// and agree on every public one.
+fn assert_neighbours_agree(command: &str, flags: &[&str], a: &Value, b: &Value) {
+    assert_declared(command, a, flags);
+    assert_declared(command, b, flags);
+    assert_eq!(
+        public_values(command, a),
+        public_values(command, b),
+        "{command} {flags:?}: a public field differs between neighbours"
+    );
+}
+
+#[test]
+fn every_learner_and_tuner_releases_the_same_public_fields_on_neighbours() {
+    let d = scratch("tune");
+    let n = 300;
+    let mut checked = 0;
+    for (learner, numeric, space) in [
+        ("dpsgd-logistic", false, DPSGD_SPACE),
+        ("dpsgd-mlp", false, DPSGD_SPACE),
+        ("objpert", false, REG_SPACE),
+        ("ridge", true, REG_SPACE),
+    ] {
+        let schema = write(
+            &d.join(format!("{learner}.toml")),
+            if numeric { NUMERIC_SCHEMA } else { CLASS_SCHEMA },
+        );
+        let space = write(&d.join(format!("{learner}-space.toml")), space);
+        // D and D minus one record at the same path (the file name is a public input).
+        let path = d.join("data.csv");
+        for tuner in [
+            &["--tuner", "papernot-steinke"][..],
+            &["--tuner", "liu-talwar", "--mean-runs", "3"],
+            &["--tuner", "poisson", "--mean-runs", "3"],
+            &["--tuner", "threshold", "--threshold=-1000", "--mean-runs", "3"],
+            &["--tuner", "exhaustive"],
+        ] {
+            let args = |data: &str| -> Vec<String> {
+                [
+                    &["tune", "--data", data, "--schema", &schema, "--space", &space][..],
+                    &["--learner", learner],
+                    tuner,
+                ]
+                .concat()
+                .into_iter()
+                .map(String::from)
+                .collect()
+            };
+            let on = |records: usize| {
+                let file = write(&path, &rows(records, numeric));
+                let argv = args(&file);
+                run(&argv.iter().map(String::as_str).collect::<Vec<_>>())
+            };
+            if let (Some(a), Some(b)) = (on(n), on(n - 1)) {
+                assert_neighbours_agree("tune", &[], &a, &b);
+                checked += 1;
+            }
+        }
+    }
+    // The threshold tuner at a threshold of -1000 releases on the first run: every pair counts.
+    assert_eq!(checked, 20);
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn select_releases_the_same_public_fields_on_neighbouring_scores() {
+    // Neighbouring score vectors: each score moves by at most the sensitivity (0.01 here: one
+    // record changes an accuracy on 100 validation records by at most 1/100).
+    let d = scratch("select");
+    let a = write(&d.join("a").join("s.txt"), "0.71\n0.74\n0.69\n0.80\n");
+    let b = write(&d.join("b").join("s.txt"), "0.71\n0.73\n0.69\n0.81\n");
+    let sens = write(&d.join("sens.txt"), "0.01\n0.01\n0.01\n0.01\n");
+    for mech in [
+        &["--mechanism", "exponential"][..],
+        &["--mechanism", "gumbel"],
+        &["--mechanism", "permute-and-flip"],
+        &["--mechanism", "laplace"],
+        &["--mechanism", "gaussian", "--delta", "1e-6"],
+        &["--mechanism", "gem", "--sensitivities", &sens],
+        &["--mechanism", "top-k", "--k", "2"],
+        &["--mechanism", "permute-and-flip", "--repeat", "5"],
+    ] {
+        let args = |f: &str| -> Vec<String> {
+            [
+                &["select", "--epsilon", "1", "--sensitivity", "0.01"][..],
+                mech,
+                &[f],
+            ]
+            .concat()
+            .into_iter()
+            .map(String::from)
+            .collect()
+        };
+        let (aa, ab) = (args(&a), args(&b));
+        let (ra, rb) = (
+            run(&aa.iter().map(String::as_str).collect::<Vec<_>>()),
+            run(&ab.iter().map(String::as_str).collect::<Vec<_>>()),
+        );
+        let (ra, rb) = (ra.expect("select releases"), rb.expect("select releases"));
+        assert_neighbours_agree("select", &[], &ra, &rb);
+    }
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn a_leaky_rendering_fails_the_neighbour_check() {
+    // Outputs of `tune` on neighbours with what dptune printed before issue 13 added back: the
+    // exact private record count and the wall time (which reveals the number of runs).
+    let d = scratch("leak");
+    let schema = write(&d.join("s.toml"), CLASS_SCHEMA);
+    let space = write(&d.join("sp.toml"), DPSGD_SPACE);
+    let data = write(&d.join("a").join("data.csv"), &rows(200, false));
+    let v = run(&[
+        "tune", "--data", &data, "--schema", &schema, "--space", &space,
+    ])
+    .expect("released");
+    let leaky = |n: usize, secs: f64| {
+        let mut x = v.clone();
+        x["records"] = serde_json::json!({ "private": n });
+        x["wall_time_s"] = serde_json::json!(secs);
+        x
+    };
+    let (a, b) = (leaky(200, 0.41), leaky(199, 0.55));
+    let found = violations("tune", &a, &[]);
+    assert!(
+        found.len() == 2,
+        "the undeclared count and wall time are caught: {found:?}"
+    );
+    assert!(std::panic::catch_unwind(|| assert_neighbours_agree("tune", &[], &a, &b)).is_err());
+    // A leak through a declared public field (the planned size replaced by the exact count)
+    // is caught by the differencing itself.
+    let (mut a, mut b) = (v.clone(), v.clone());
+    a["size"]["source"] = serde_json::json!("200 records");
+    b["size"]["source"] = serde_json::json!("199 records");
+    assert!(std::panic::catch_unwind(|| assert_neighbours_agree("tune", &[], &a, &b)).is_err());
+    let _ = std::fs::remove_dir_all(d);
+}
