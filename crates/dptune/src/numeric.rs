@@ -49,6 +49,9 @@ fn up(x: f64, steps: u32) -> f64 {
 pub fn gamma(n: usize) -> f64 {
     // n·u is exact (n < 2^53 times a power of two); 1 − n·u and the quotient round once each.
     let nu = n as f64 * UNIT_ROUNDOFF;
+    if n == 0 {
+        return 0.0;
+    }
     if nu >= 0.5 {
         return f64::INFINITY;
     }
