@@ -209,10 +209,9 @@ impl GridSum {
         }
         let k2 = (self.limit as u128) * (self.limit as u128);
         loop {
-            let sq = self
-                .term
-                .iter()
-                .fold(0u128, |a, &t| a.saturating_add((t as i128 * t as i128) as u128));
+            let sq = self.term.iter().fold(0u128, |a, &t| {
+                a.saturating_add((t as i128 * t as i128) as u128)
+            });
             if sq <= k2 {
                 break;
             }
@@ -262,7 +261,10 @@ mod tests {
     fn worked_numbers() {
         // γ_1000 = 1000·2^-53/(1 − 1000·2^-53) = 1.110223024625279...e-13, rounded up.
         let g = gamma(1000);
-        assert!(g > 1.110223024625279e-13 && g < 1.110223024625282e-13, "{g:e}");
+        assert!(
+            g > 1.110223024625279e-13 && g < 1.110223024625282e-13,
+            "{g:e}"
+        );
         assert_eq!(gamma(0), 0.0);
         assert_eq!(gamma(1usize << 52), f64::INFINITY);
         // ‖(3, 4)‖: fl gives exactly 5; the bound is a few ulps above.
@@ -324,7 +326,10 @@ mod tests {
             }
         }
         // Half or so of random directions round outward; the check must be able to fail.
-        assert!(overshoots > 20, "float clip overshoot seen only {overshoots} times");
+        assert!(
+            overshoots > 20,
+            "float clip overshoot seen only {overshoots} times"
+        );
     }
 
     /// Adversarial sums: large cancelling terms, exact regardless of order, where the float sum
@@ -343,7 +348,7 @@ mod tests {
             neighbour.add(&[*t]).unwrap();
         }
         assert_eq!(s.units()[0] - neighbour.units()[0], 512); // 0.5 / 2^-10
-        // Non-finite and oversized terms are clipped, never an error.
+                                                              // Non-finite and oversized terms are clipped, never an error.
         let mut t = GridSum::new(0.25, 1.0, "radius", 2).unwrap();
         t.add(&[f64::NAN, 1.0]).unwrap();
         t.add(&[f64::INFINITY, 0.0]).unwrap();

@@ -215,7 +215,11 @@ pub(crate) fn range_basis(g: &DMatrix<f64>, tol2: f64) -> DMatrix<f64> {
 /// length N in any summation order, gemv included; the last term covers products that
 /// underflow). Neighbouring computed values therefore differ by at most the exact map's
 /// sensitivity plus twice this bound, which the GP releases and scores charge.
-pub(crate) fn bounded_matvec(m: &DMatrix<f64>, y: &DVector<f64>, h: f64) -> (DVector<f64>, Vec<f64>) {
+pub(crate) fn bounded_matvec(
+    m: &DMatrix<f64>,
+    y: &DVector<f64>,
+    h: f64,
+) -> (DVector<f64>, Vec<f64>) {
     let n = m.ncols();
     let g = gamma(n);
     let tiny = n as f64 * 4.9406564584124654e-324;
@@ -335,8 +339,14 @@ mod tests {
             let s = norm_up((0..rows).map(|i| 2.0 * h * m[(i, j)]));
             let e = norm_up(err.iter().map(|v| 2.0 * v));
             let charged = q(s) + q(e);
-            assert!(change2 <= charged.clone() * charged, "slack does not cover the error");
+            assert!(
+                change2 <= charged.clone() * charged,
+                "slack does not cover the error"
+            );
         }
-        assert!(beyond_exact > 10, "exact arithmetic refuted only {beyond_exact} times");
+        assert!(
+            beyond_exact > 10,
+            "exact arithmetic refuted only {beyond_exact} times"
+        );
     }
 }

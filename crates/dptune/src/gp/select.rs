@@ -361,7 +361,10 @@ fn lml_candidate(
         .map(|i| {
             // fl(P_ij + P_ji) may be below the exact sum by a factor (1 − u).
             let row = inflate(abs_sum_up(sym.row(i).iter().copied()), 2.0 * UNIT_ROUNDOFF);
-            add_up(mul_up(mul_up(d, h), row), mul_up(mul_up(d, d), p[(i, i)].abs()))
+            add_up(
+                mul_up(mul_up(d, h), row),
+                mul_up(mul_up(d, d), p[(i, i)].abs()),
+            )
         })
         .fold(0.0, f64::max);
     let exact = worst / 2.0;
@@ -699,9 +702,27 @@ mod tests {
     fn float_slack_worked_numbers() {
         let range = OutputRange::new(-4.0, 4.0).unwrap();
         let cases = [
-            (Utility::CrossValidation, 0.5, 16.976446116, 4.0e-12, 5.2e-12),
-            (Utility::LogMarginalLikelihood, 0.5, 182.304615187, 6.5e-12, 8.5e-12),
-            (Utility::LogMarginalLikelihood, 1e-9, 86043729705.34, 2.8e-3, 3.8e-3),
+            (
+                Utility::CrossValidation,
+                0.5,
+                16.976446116,
+                4.0e-12,
+                5.2e-12,
+            ),
+            (
+                Utility::LogMarginalLikelihood,
+                0.5,
+                182.304615187,
+                6.5e-12,
+                8.5e-12,
+            ),
+            (
+                Utility::LogMarginalLikelihood,
+                1e-9,
+                86043729705.34,
+                2.8e-3,
+                3.8e-3,
+            ),
         ];
         for (utility, noise_var, sens, lo, hi) in cases {
             let mut cfg = config(utility);
@@ -714,7 +735,10 @@ mod tests {
             let c = range.clip(&y).unwrap().centred;
             let s = nonprivate_scores(&x, &c, range, &cfg, &folds).unwrap();
             let info = &s.candidates[0];
-            assert!((info.sensitivity / sens - 1.0).abs() < 1e-9, "{utility:?}: {info:?}");
+            assert!(
+                (info.sensitivity / sens - 1.0).abs() < 1e-9,
+                "{utility:?}: {info:?}"
+            );
             assert!(
                 (lo..hi).contains(&info.float_slack),
                 "{utility:?}: {info:?}"
