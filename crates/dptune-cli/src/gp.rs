@@ -591,12 +591,16 @@ fn render_svg(
         );
     }
     let empty = DMatrix::zeros(0, 1);
-    let (ptr, pyr, pte, pye, nonpriv): (&DMatrix<f64>, &[f64], &DMatrix<f64>, &[f64], &[f64]) =
-        match &private {
-            Some(p) => (p.x_tr, p.y_tr, p.x_te, p.y_te, p.nonpriv),
-            None => (&empty, &[], &empty, &[], &[]),
-        };
-    for (x, y) in ptr.column(0).iter().zip(pyr) {
+    let none = PlotDiagnostics {
+        x_tr: &empty,
+        y_tr: &[],
+        x_te: &empty,
+        y_te: &[],
+        nonpriv: &[],
+    };
+    let shown = private.as_ref().unwrap_or(&none);
+    let nonpriv = shown.nonpriv;
+    for (x, y) in shown.x_tr.column(0).iter().zip(shown.y_tr) {
         let _ = writeln!(
             s,
             r##"<circle cx="{:.1}" cy="{:.1}" r="2" fill="#999"/>"##,
@@ -604,7 +608,7 @@ fn render_svg(
             py(*y)
         );
     }
-    for (x, y) in pte.column(0).iter().zip(pye) {
+    for (x, y) in shown.x_te.column(0).iter().zip(shown.y_te) {
         let _ = writeln!(
             s,
             r##"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="none" stroke="#1b9e77"/>"##,

@@ -28,7 +28,7 @@ use crate::error::{check_positive, Error, Result};
 pub const UNIT_ROUNDOFF: f64 = 1.1102230246251565e-16;
 
 /// 2⁻¹⁰⁷⁴, the smallest positive subnormal (twice the largest underflow error of a product).
-const MIN_SUBNORMAL: f64 = 4.9406564584124654e-324;
+pub const MIN_SUBNORMAL: f64 = f64::from_bits(1);
 
 /// The largest clipping radius in grid steps [`GridSum`] accepts (so that every integer
 /// coordinate is exact in `f64`).
@@ -272,7 +272,7 @@ mod tests {
         assert!(n > 5.0 && n < 5.0 + 1e-14, "{n}");
         // Σ|x| of (1, −2, 3) = 6, bound just above.
         let s = abs_sum_up([1.0, -2.0, 3.0]);
-        assert!(s >= 6.0 && s < 6.0 + 1e-14, "{s}");
+        assert!((6.0..6.0 + 1e-14).contains(&s), "{s}");
         assert!(inflate(1.0, 1e-30) > 1.0);
         // Underflow: the squares of 1e-200 vanish in f64, the bound does not.
         assert!(norm_up([1e-200; 4]) >= 2e-200);

@@ -9,7 +9,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::error::{Error, Result};
-use crate::numeric::{abs_sum_up, gamma, norm_up};
+use crate::numeric::{abs_sum_up, gamma, norm_up, MIN_SUBNORMAL};
 use crate::privacy::convert::{add_up, mul_up};
 
 /// Below this size the recursion stops and nalgebra's unblocked Cholesky takes over.
@@ -222,7 +222,7 @@ pub(crate) fn bounded_matvec(
 ) -> (DVector<f64>, Vec<f64>) {
     let n = m.ncols();
     let g = gamma(n);
-    let tiny = n as f64 * 4.9406564584124654e-324;
+    let tiny = n as f64 * MIN_SUBNORMAL;
     let err = m
         .row_iter()
         .map(|row| add_up(mul_up(g, mul_up(h, abs_sum_up(row.iter().copied()))), tiny))

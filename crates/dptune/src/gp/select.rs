@@ -15,7 +15,7 @@ use super::linalg::{bounded_matvec, chol_inv, spd_inverse, sq_dists};
 use super::regression::{check_inputs, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
-use crate::numeric::{abs_sum_up, gamma, inflate, norm_up, UNIT_ROUNDOFF};
+use crate::numeric::{abs_sum_up, gamma, inflate, norm_up, MIN_SUBNORMAL, UNIT_ROUNDOFF};
 use crate::privacy::convert::{add_up, mul_up};
 use crate::privacy::gaussian::gaussian_sigma;
 use crate::privacy::{Guarantee, Neighbours, Release};
@@ -382,7 +382,7 @@ fn lml_candidate(
     );
     let err = add_up(
         add_up(fit_err / 2.0, mul_up(4.0 * UNIT_ROUNDOFF, magnitude)),
-        4.9406564584124654e-324,
+        MIN_SUBNORMAL,
     );
     let float_slack = 2.0 * err;
     Ok((
