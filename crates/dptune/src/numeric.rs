@@ -30,9 +30,12 @@ pub const UNIT_ROUNDOFF: f64 = 1.1102230246251565e-16;
 /// 2⁻¹⁰⁷⁴, the smallest positive subnormal (twice the largest underflow error of a product).
 pub const MIN_SUBNORMAL: f64 = f64::from_bits(1);
 
-/// The largest clipping radius in grid steps [`GridSum`] accepts (so that every integer
-/// coordinate is exact in `f64`).
+/// The largest clipping radius in accumulation steps (so that every integer coordinate is exact
+/// in `f64`); a finer noise grid is accumulated on a coarser power of two and scaled exactly.
 const MAX_GRID_STEPS: f64 = 4_503_599_627_370_496.0; // 2^52
+
+/// The largest factor 2^shift between the accumulation grid and the noise grid.
+const MAX_SHIFT: u32 = 64;
 
 /// x rounded up by `steps` units in the last place (for a non-negative result of `steps` or
 /// fewer correctly rounded operations: one ulp is at least u times the value).
@@ -91,11 +94,12 @@ pub fn norm_up(xs: impl IntoIterator<Item = f64>) -> f64 {
 /// Exact sums of clipped vectors on the grid r·ℤ (r a power of two): the private sums of the
 /// learners.
 ///
-/// [`GridSum::add`] maps a term v to integer coordinates T (grid units) with
-/// **‖T‖₂ ≤ K = ⌊R/r⌋ checked exactly** in integer arithmetic, where R is the public radius:
+/// [`GridSum::add`] maps a term v to integer coordinates T (units of the accumulation grid
+/// a = r·2^s, the smallest such power of two with R/a ≤ 2⁵²; usually a = r) with
+/// **‖T‖₂ ≤ K = ⌊R/a⌋ checked exactly** in integer arithmetic, where R is the public radius:
 /// 1. the textbook float clip v·min(1, R/‖v‖) (a term with a NaN or infinite entry becomes
 ///    zero);
-/// 2. each coordinate divided by r (exact: r is a power of two) and truncated toward zero into
+/// 2. each coordinate divided by a (exact: a is a power of two) and truncated toward zero into
 ///    [−K, K];
 /// 3. if Σ Tᵢ² > K² (only floating-point error in step 1 can cause it), every coordinate is
 ///    scaled by a factor below 1 − 2⁻²⁰ and truncated again, until the check passes (each pass
@@ -104,17 +108,19 @@ pub fn norm_up(xs: impl IntoIterator<Item = f64>) -> f64 {
 /// The terms are added exactly in `i128` (no overflow for fewer than 2⁷⁵ terms).
 ///
 /// **What this proves.** Whatever the rounding in step 1, each record contributes a vector of
-/// norm at most K·r ≤ R, and the sum of the contributions is exact. So two datasets that differ
-/// by one record (add/remove) give integer sums within L2 distance K ≤ R/r grid steps, and two
-/// that differ in one record (replace) within 2K: the sensitivity is exactly R (or 2R) with no
+/// norm at most K·a ≤ R, and the sum of the contributions is exact. So two datasets that differ
+/// by one record (add/remove) give sums within L2 distance K·a ≤ R, i.e. R/r noise-grid steps,
+/// and two that differ in one record (replace) within 2R: the sensitivity is exactly R (or 2R) with no
 /// floating-point slack and no bound on the number of terms. [`GridSum::release`] adds exact
 /// integer noise to these integer coordinates, so the grid mechanisms' own rounding charge
 /// (Δ + r√dim for `GridGaussian`, Δ + r for `GridLaplace`) is never used up: there is nothing
-/// left to round. Step 2 moves each coordinate toward zero by less than one step r (utility
+/// left to round. Step 2 moves each coordinate toward zero by less than one step a (utility
 /// only, not privacy).
 #[derive(Debug, Clone)]
 pub struct GridSum {
     resolution: f64,
+    /// The accumulation grid a = resolution·2^shift.
+    shift: u32,
     radius: f64,
     limit: i64,
     units: Vec<i128>,
@@ -123,8 +129,8 @@ pub struct GridSum {
 
 impl GridSum {
     /// An empty sum of `dim`-dimensional terms of L2 norm at most `radius` (named `name` in
-    /// errors) on the grid `resolution`·ℤ. Needs a normal power-of-two resolution, and a radius
-    /// between 1 and 2⁵² grid steps.
+    /// errors) for noise on the grid `resolution`·ℤ. Needs a normal power-of-two resolution, and
+    /// a radius of at least one and at most 2¹¹⁶ grid steps.
     pub fn new(resolution: f64, radius: f64, name: &'static str, dim: usize) -> Result<Self> {
         let power_of_two = resolution.is_normal()
             && resolution > 0.0
@@ -137,14 +143,19 @@ impl GridSum {
             ));
         }
         check_positive(name, radius)?;
-        let steps = (radius / resolution).floor();
+        let mut shift = 0;
+        while radius / resolution > MAX_GRID_STEPS * 2f64.powi(shift as i32) && shift < MAX_SHIFT {
+            shift += 1;
+        }
+        let steps = (radius / (resolution * 2f64.powi(shift as i32))).floor();
         if !(1.0..=MAX_GRID_STEPS).contains(&steps) {
             return Err(Error::invalid(
                 name,
                 radius,
                 format!(
-                    "is {steps:e} steps of the noise grid {resolution:e}; the exact sum needs \
-                     1 to 2^52 steps (is the noise too small or too large for it?)"
+                    "is {:e} steps of the noise grid {resolution:e}; the exact sum needs 1 to \
+                     2^116 steps (is the noise too small or too large for it?)",
+                    radius / resolution
                 ),
             ));
         }
@@ -153,6 +164,7 @@ impl GridSum {
         }
         Ok(Self {
             resolution,
+            shift,
             radius,
             limit: steps as i64,
             units: vec![0; dim],
@@ -165,9 +177,15 @@ impl GridSum {
         self.resolution
     }
 
-    /// The exact sum in grid units.
+    /// The exact sum in units of the accumulation grid (the noise grid times 2^[`Self::shift`]).
     pub fn units(&self) -> &[i128] {
         &self.units
+    }
+
+    /// log₂ of the accumulation grid over the noise grid (0 unless the radius exceeds 2⁵² noise
+    /// grid steps).
+    pub fn shift(&self) -> u32 {
+        self.shift
     }
 
     /// Resets the sum to zero.
@@ -199,8 +217,9 @@ impl GridSum {
             1.0
         };
         let k = self.limit as f64;
+        let step = self.resolution * 2f64.powi(self.shift as i32);
         for (t, &x) in self.term.iter_mut().zip(v) {
-            let y = f * x / self.resolution;
+            let y = f * x / step;
             *t = if y.is_finite() {
                 y.trunc().clamp(-k, k) as i64
             } else {
@@ -230,9 +249,13 @@ impl GridSum {
     /// the nearest `f64` (post-processing of the private integer vector). `noise` must draw
     /// from the grid mechanism whose resolution this sum was built with.
     pub fn release(&self, mut noise: impl FnMut() -> i64) -> Vec<f64> {
+        let scale = 1i128 << self.shift;
         self.units
             .iter()
-            .map(|&u| u.saturating_add(noise() as i128) as f64 * self.resolution)
+            .map(|&u| {
+                let exact = u.saturating_mul(scale);
+                exact.saturating_add(noise() as i128) as f64 * self.resolution
+            })
             .collect()
     }
 
@@ -368,8 +391,14 @@ mod tests {
         assert!(e.to_string().contains("`resolution`"), "{e}");
         let e = GridSum::new(1.0, 0.5, "clip_norm", 1).unwrap_err();
         assert!(e.to_string().contains("`clip_norm`"), "{e}");
-        let e = GridSum::new(2f64.powi(-60), 1.0, "cap", 1).unwrap_err();
+        let e = GridSum::new(2f64.powi(-120), 1.0, "cap", 1).unwrap_err();
         assert!(e.to_string().contains("`cap`"), "{e}");
+        // 2^60 noise-grid steps: accumulated on a grid 2^8 coarser, scaled back exactly.
+        let mut fine = GridSum::new(2f64.powi(-60), 1.0, "cap", 1).unwrap();
+        assert_eq!(fine.shift(), 8);
+        fine.add(&[0.75]).unwrap();
+        assert_eq!(fine.units(), &[3i128 << 50]);
+        assert_eq!(fine.release(|| 1024), vec![0.75 + 2f64.powi(-50)]);
         assert!(GridSum::new(1.0, 4.0, "cap", 0).is_err());
         assert!(GridSum::new(1.0, f64::NAN, "cap", 1).is_err());
     }
