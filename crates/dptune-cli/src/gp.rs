@@ -89,7 +89,8 @@ pub struct GpArgs {
     /// Noise variance as a fraction of σ_f² (public).
     #[arg(long, default_value_t = 0.5)]
     noise_ratio: f64,
-    /// Fraction of rows held out to report test_rmse.
+    /// Fraction of rows held out: their (public) inputs are the prediction points; their outputs
+    /// are only read for the --diagnostics RMSE.
     #[arg(long, default_value_t = 0.2)]
     test_frac: f64,
     /// Selection score.
