@@ -97,13 +97,13 @@ pub fn norm_up(xs: impl IntoIterator<Item = f64>) -> f64 {
 /// [`GridSum::add`] maps a term v to integer coordinates T (units of the accumulation grid
 /// a = r·2^s, the smallest such power of two with R/a ≤ 2⁵²; usually a = r) with
 /// **‖T‖₂ ≤ K = ⌊R/a⌋ checked exactly** in integer arithmetic, where R is the public radius:
-/// 1. the textbook float clip v·min(1, R/‖v‖) (a term with a NaN or infinite entry becomes
-///    zero);
-/// 2. each coordinate divided by a (exact: a is a power of two) and truncated toward zero into
-///    [−K, K];
-/// 3. if Σ Tᵢ² > K² (only floating-point error in step 1 can cause it), every coordinate is
-///    scaled by a factor below 1 − 2⁻²⁰ and truncated again, until the check passes (each pass
-///    lowers every non-zero |Tᵢ| by at least 1, so this ends).
+/// 1. the textbook float clip, in grid units, to K·(1 − 2⁻³²) ≤ R/a (a term with a NaN or
+///    infinite entry becomes zero);
+/// 2. each coordinate truncated toward zero into [−K, K];
+/// 3. the check Σ Tᵢ² ≤ K²: first by a rigorous float upper bound on the sum of the integer
+///    squares (which settles it unless the float clip was off by more than 2⁻³² relative), else
+///    exactly in `u128`; while it fails, every coordinate is scaled by a factor below 1 − 2⁻²⁰
+///    and truncated again (each pass lowers every non-zero |Tᵢ| by at least 1, so this ends).
 ///
 /// The terms are added exactly in `i128` (no overflow for fewer than 2⁷⁵ terms).
 ///
@@ -121,10 +121,31 @@ pub struct GridSum {
     resolution: f64,
     /// The accumulation grid a = resolution·2^shift.
     shift: u32,
+    /// 2γ_{dim}: relative slack of a float sum of `dim` squares.
+    sq_slack: f64,
     radius: f64,
     limit: i64,
     units: Vec<i128>,
     term: Vec<i64>,
+}
+
+/// Enforces Σ tᵢ² ≤ limit² exactly (in `u128`): while it fails, scales every coordinate by a
+/// factor below 1 − 2⁻²⁰ and truncates toward zero. For |tᵢ| ≤ 2⁵² each pass lowers every non-zero
+/// |tᵢ| by at least 1 (the float product is exact input, strictly smaller result), so it ends.
+fn shrink_to(term: &mut [i64], limit: i64) {
+    let k2 = (limit as u128) * (limit as u128);
+    loop {
+        let sq = term.iter().fold(0u128, |a, &t| {
+            a.saturating_add((t as i128 * t as i128) as u128)
+        });
+        if sq <= k2 {
+            return;
+        }
+        let shrink = (limit as f64 / (sq as f64).sqrt()).min(1.0) * (1.0 - 2f64.powi(-20));
+        for t in term.iter_mut() {
+            *t = (*t as f64 * shrink).trunc() as i64;
+        }
+    }
 }
 
 impl GridSum {
@@ -165,6 +186,7 @@ impl GridSum {
         Ok(Self {
             resolution,
             shift,
+            sq_slack: 2.0 * gamma(dim + 1),
             radius,
             limit: steps as i64,
             units: vec![0; dim],
@@ -209,40 +231,45 @@ impl GridSum {
             let top = v.iter().fold(0.0, |m: f64, x| m.max(x.abs()));
             norm = top * v.iter().map(|x| (x / top).powi(2)).sum::<f64>().sqrt();
         }
-        let f = if !norm.is_finite() {
-            0.0
-        } else if norm > self.radius {
-            self.radius / norm
-        } else {
-            1.0
-        };
         let k = self.limit as f64;
         let step = self.resolution * 2f64.powi(self.shift as i32);
+        // In grid units, clip to K·(1 − 2⁻³²): the float clip's few-ulp overshoot then stays
+        // below K and the exact check below is settled by the fast float bound.
+        let inner = k * (1.0 - 2f64.powi(-32));
+        let scale = if !norm.is_finite() {
+            0.0
+        } else if norm / step > inner {
+            inner / (norm / step) / step
+        } else {
+            1.0 / step
+        };
+        let mut sq = 0.0;
         for (t, &x) in self.term.iter_mut().zip(v) {
-            let y = f * x / step;
-            *t = if y.is_finite() {
-                y.trunc().clamp(-k, k) as i64
+            let y = x * scale;
+            let y = if y.is_finite() {
+                y.trunc().clamp(-k, k)
             } else {
-                0
+                0.0
             };
+            sq += y * y;
+            *t = y as i64;
         }
-        let k2 = (self.limit as u128) * (self.limit as u128);
-        loop {
-            let sq = self.term.iter().fold(0u128, |a, &t| {
-                a.saturating_add((t as i128 * t as i128) as u128)
-            });
-            if sq <= k2 {
-                break;
-            }
-            let shrink = (k / (sq as f64).sqrt()).min(1.0) * (1.0 - 2f64.powi(-20));
-            for t in self.term.iter_mut() {
-                *t = (*t as f64 * shrink).trunc() as i64;
-            }
+        // Fast path: the float sum of the integer squares, rounded up to a bound (γ, no
+        // underflow for integers), is at most K² (fl(K·K) moved down one ulp is ≤ K²).
+        if inflate(sq, self.sq_slack) <= (k * k).next_down() {
+            self.accumulate();
+            return Ok(());
         }
+        shrink_to(&mut self.term, self.limit);
+        self.accumulate();
+        Ok(())
+    }
+
+    /// Adds the checked term to the exact sum.
+    fn accumulate(&mut self) {
         for (u, &t) in self.units.iter_mut().zip(&self.term) {
             *u = u.saturating_add(t as i128);
         }
-        Ok(())
     }
 
     /// The sum plus exact integer noise, `(Sᵢ + noise())·r` for each coordinate i in order, as
@@ -343,9 +370,10 @@ mod tests {
             s.add(&v).unwrap();
             let sq_units: i128 = s.units().iter().map(|u| u * u).sum();
             assert!(sq_units <= 1i128 << 80, "K² = 2^80 exceeded: {sq_units}");
-            // And it is the clipped vector to within one grid step per coordinate.
+            // And it is the clipped vector to within one grid step per coordinate, plus the
+            // 2⁻³² relative inner margin of the clip.
             for (u, c) in s.value().iter().zip(&clipped) {
-                assert!((u - c).abs() <= r, "{u} vs {c}");
+                assert!((u - c).abs() <= r + c.abs() * 2f64.powi(-31), "{u} vs {c}");
             }
         }
         // Half or so of random directions round outward; the check must be able to fail.
@@ -383,6 +411,22 @@ mod tests {
         assert_eq!(t.release(|| 3), vec![1.25, 1.25]);
         t.clear();
         assert_eq!(t.value(), vec![0.0, 0.0]);
+    }
+
+    /// The exact fallback: (3, 4) has norm 5 > 4; one pass scales by 0.8·(1 − 2⁻²⁰) and
+    /// truncates to (2, 3), norm² 13 ≤ 16. A term already inside is left alone.
+    #[test]
+    fn exact_check_shrinks_an_overshooting_term() {
+        let mut t = [3, -4];
+        shrink_to(&mut t, 4);
+        assert_eq!(t, [2, -3]);
+        let mut inside = [4, 0];
+        shrink_to(&mut inside, 4);
+        assert_eq!(inside, [4, 0]);
+        let mut big = [1i64 << 52, 1i64 << 52];
+        shrink_to(&mut big, 1i64 << 52);
+        let sq: u128 = big.iter().map(|&v| (v as i128 * v as i128) as u128).sum();
+        assert!(sq <= 1u128 << 104);
     }
 
     #[test]
