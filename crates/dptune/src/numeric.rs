@@ -123,7 +123,6 @@ pub struct GridSum {
     shift: u32,
     /// 2γ_{dim}: relative slack of a float sum of `dim` squares.
     sq_slack: f64,
-    radius: f64,
     limit: i64,
     units: Vec<i128>,
     term: Vec<i64>,
@@ -187,7 +186,6 @@ impl GridSum {
             resolution,
             shift,
             sq_slack: 2.0 * gamma(dim + 1),
-            radius,
             limit: steps as i64,
             units: vec![0; dim],
             term: vec![0; dim],
