@@ -1,9 +1,17 @@
 //! `dptune gp`: private lengthscale selection and cloaked GP predictions.
 //!
-//! Splits the data into a training part (private outputs) and a held-out test part used only to
-//! report `test_rmse` (a non-private evaluation, labelled as such), selects ℓ on the training part
-//! by K-fold CV and the exponential mechanism, and releases cloaked predictions at the test inputs
-//! (and at a plotting grid with `--plot`).
+//! Splits the data into a training part (private outputs) and a held-out test part whose public
+//! inputs are the prediction points, selects ℓ on the training part by K-fold CV and the
+//! exponential mechanism, and releases cloaked predictions at the test inputs (and at a plotting
+//! grid with `--plot`).
+//!
+//! **What is printed (DESIGN rule 4).** The threat model is DPGP.md §2: inputs public, outputs
+//! private, replace-one neighbours (one output changed), so the number of rows and everything
+//! computed from the inputs alone are public. By default the output is the release (the selected
+//! ℓ and the cloaked predictions) and public inputs and facts derived from public inputs and the
+//! release. Anything computed from the private outputs and not charged (the held-out RMSE, the
+//! number of clipped outputs, the data points and the non-private mean in the plot) appears only
+//! with `--diagnostics`, labelled NOT PRIVATE. Nothing is timed.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -83,7 +91,8 @@ pub struct GpArgs {
     /// Noise variance as a fraction of σ_f² (public).
     #[arg(long, default_value_t = 0.5)]
     noise_ratio: f64,
-    /// Fraction of rows held out to report test_rmse.
+    /// Fraction of rows held out: their (public) inputs are the prediction points; their outputs
+    /// are only read for the --diagnostics RMSE.
     #[arg(long, default_value_t = 0.2)]
     test_frac: f64,
     /// Selection score.
@@ -93,10 +102,21 @@ pub struct GpArgs {
     /// operating-system entropy.
     #[arg(long)]
     seed: Option<u64>,
-    /// Draw data, non-private and private predictions to this file (`.svg`, or `.png`).
+    /// Draw the private predictions (± 2 noise s.d.) to this file (`.svg`, or `.png`); with
+    /// --diagnostics also the data points and the non-private mean (NOT PRIVATE).
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Also print NOT PRIVATE diagnostics computed from the private outputs and not covered by
+    /// the guarantee: the RMSE on the held-out outputs and how many training outputs were
+    /// clipped (and, with --plot, draw the data and the non-private mean). For research on data
+    /// you may see; never publish them.
+    #[arg(long)]
+    diagnostics: bool,
 }
+
+/// The label every diagnostic carries, in text and JSON.
+const NOT_PRIVATE: &str =
+    "NOT PRIVATE: computed from the private outputs and not covered by the guarantee";
 
 /// Inputs (standardised), raw outputs, and how to map the first input back for plotting.
 struct Loaded {
@@ -333,43 +353,57 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     let sel = &release.value.selection;
     let pred = &release.value.predictions;
     let nt = test.len();
-    let test_rmse = (pred.values[..nt]
-        .iter()
-        .zip(&y_te)
-        .map(|(p, y)| (p - y).powi(2))
-        .sum::<f64>()
-        / nt as f64)
-        .sqrt();
     let eps = release.spent.epsilon(args.delta)?;
     let mean_sd = pred.noise_sd[..nt].iter().sum::<f64>() / nt as f64;
-    let clipped_note = format!(
-        "{} of {} training outputs were outside [{}, {}] and were clipped (not an error; this \
-         count is not private)",
-        pred.clipped,
-        train.len(),
-        data.range.lo(),
-        data.range.hi()
-    );
-    if let Some(path) = &args.plot {
-        // Non-private curve for the plot only: the posterior mean at the selected ℓ, not released.
-        let kernel = Kernel::new(sel.lengthscale, cfg.signal_var, cfg.noise_var)?;
-        let centred = data.range.clip(&y_tr)?.centred;
-        let gp = GpRegression::fit(&x_tr, &centred, kernel)?;
-        let nonpriv: Vec<f64> = gp
-            .predict(&x_star)?
+    // NOT PRIVATE diagnostics: computed only when asked for.
+    let diag = if args.diagnostics {
+        let test_rmse = (pred.values[..nt]
             .iter()
-            .map(|v| v + data.range.centre())
-            .collect();
-        let svg = render_svg(
-            &data, &x_tr, &y_tr, &x_te, &y_te, &x_star, &nonpriv, pred, nt,
-        );
+            .zip(&y_te)
+            .map(|(p, y)| (p - y).powi(2))
+            .sum::<f64>()
+            / nt as f64)
+            .sqrt();
+        let clipped = data.range.clip(&y_tr)?.clipped;
+        let nonpriv = match &args.plot {
+            Some(_) => {
+                // The posterior mean at the selected ℓ without noise: drawn, never released.
+                let kernel = Kernel::new(sel.lengthscale, cfg.signal_var, cfg.noise_var)?;
+                let centred = data.range.clip(&y_tr)?.centred;
+                let gp = GpRegression::fit(&x_tr, &centred, kernel)?;
+                gp.predict(&x_star)?
+                    .iter()
+                    .map(|v| v + data.range.centre())
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        Some(Diagnostics {
+            test_rmse,
+            clipped,
+            nonpriv,
+        })
+    } else {
+        None
+    };
+    if let Some(path) = &args.plot {
+        let private = diag.as_ref().map(|d| PlotDiagnostics {
+            x_tr: &x_tr,
+            y_tr: &y_tr,
+            x_te: &x_te,
+            y_te: &y_te,
+            nonpriv: &d.nonpriv,
+        });
+        let svg = render_svg(&data, &x_tr, &x_te, &x_star, pred, nt, private);
         plot_file::write(path, &svg)?;
     }
-    let json = json!({
-        "lengthscale": sel.lengthscale,
-        "test_rmse": test_rmse,
-        "test_rmse_note": "evaluation on held-out outputs; not private, not covered by the guarantee",
-        "privacy": {
+    // Every field is classified. [public] = a public input or computed from public inputs (the
+    // inputs X, flags, the output range, the OS-keyed or seeded randomness of the split and the
+    // folds, drawn independently of the outputs); [release] = the charged release or a function
+    // of it and public inputs; [NOT PRIVATE] = under --diagnostics only.
+    let mut json = json!({
+        "lengthscale": sel.lengthscale,                       // [release] the EM's choice
+        "privacy": {                                          // [public] flags only
             "epsilon": eps,
             "delta": args.delta,
             "eps_select": args.eps_select,
@@ -378,45 +412,58 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
             "guarantee": release.spent,
         },
         "selection": {
-            "index": sel.index,
-            "grid": grid,
-            "utility": sel.utility,
-            "sensitivity": sel.sensitivity,
-            "folds": args.folds,
+            "index": sel.index,                               // [release]
+            "grid": grid,                                     // [public]
+            "utility": sel.utility,                           // [public]
+            "sensitivity": sel.sensitivity,                   // [public] from X and the folds
+            "folds": args.folds,                              // [public]
         },
         "predictions": {
-            "n_test": nt,
-            "n_plot_grid": plot_grid.len(),
-            "sigma": pred.sigma,
-            "classic_sigma_c_delta": pred.classic_sigma,
-            "sensitivity": pred.sensitivity,
-            "charged_sensitivity": pred.charged_sensitivity,
-            "granularity": pred.granularity,
-            "mean_noise_sd_at_test": mean_sd,
+            "values": pred.values[..nt],                      // [release] cloaked predictions
+            "noise_sd": pred.noise_sd[..nt],                  // [release] from X* and ℓ
+            "test_rows": test,                                // [public] the random split
+            "n_test": nt,                                     // [public] N is public (replace-one)
+            "n_plot_grid": plot_grid.len(),                   // [public]
+            "sigma": pred.sigma,                              // [release] from X, X*, ℓ, ε, δ
+            "classic_sigma_c_delta": pred.classic_sigma,      // [release] idem
+            "sensitivity": pred.sensitivity,                  // [release] idem
+            "charged_sensitivity": pred.charged_sensitivity,  // [release] idem
+            "granularity": pred.granularity,                  // [release] idem
+            "mean_noise_sd_at_test": mean_sd,                 // [release] idem
         },
         "data": {
-            "source": data.source,
-            "n_train": train.len(),
-            "n_test": nt,
-            "y_range": [data.range.lo(), data.range.hi()],
-            "clipped": pred.clipped,
-            "clipped_note": clipped_note,
-            "input_scaling": data.scaling_note,
+            "source": data.source,                            // [public]
+            "n_train": train.len(),                           // [public] N is public (replace-one)
+            "n_test": nt,                                     // [public]
+            "y_range": [data.range.lo(), data.range.hi()],    // [public] declared
+            "input_scaling": data.scaling_note,               // [public] inputs only
         },
-        "seeded": args.seed.is_some(),
-        "plot": args.plot.as_ref().map(|p| p.display().to_string()),
+        "seeded": args.seed.is_some(),                        // [public]
+        "plot": args.plot.as_ref().map(|p| p.display().to_string()), // [public]
     });
+    if let Some(d) = &diag {
+        json["diagnostics"] = json!({                         // [NOT PRIVATE] --diagnostics only
+            "label": NOT_PRIVATE,
+            "test_rmse": d.test_rmse,
+            "clipped_training_outputs": d.clipped,
+        });
+    }
     let mut human = String::new();
     let _ = writeln!(human, "DP Gaussian-process regression (cloaking)");
     let _ = writeln!(
         human,
-        "  data:         {} ({} train / {} test)",
+        "  data:         {} ({} train / {} test; inputs and row count public, outputs private)",
         data.source,
         train.len(),
         nt
     );
     let _ = writeln!(human, "  inputs:       {}", data.scaling_note);
-    let _ = writeln!(human, "  clipping:     {clipped_note}");
+    let _ = writeln!(
+        human,
+        "  outputs:      clipped into the declared range [{}, {}]",
+        data.range.lo(),
+        data.range.hi()
+    );
     let _ = writeln!(
         human,
         "  lengthscale:  {} (selected privately from {} candidates, {}-fold {:?}, Δu = {:.3})",
@@ -428,16 +475,16 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     );
     let _ = writeln!(
         human,
+        "  predictions:  {nt} cloaked predictions at the held-out inputs (values in --json)"
+    );
+    let _ = writeln!(
+        human,
         "  noise:        multiplier s = {:.4} (analytic Gaussian){}; mean noise s.d. at test points {:.3}",
         pred.sigma,
         pred.classic_sigma
             .map(|c| format!(", paper's c(δ) form would give {c:.4}"))
             .unwrap_or_default(),
         mean_sd
-    );
-    let _ = writeln!(
-        human,
-        "  test RMSE:    {test_rmse:.3} (held-out outputs; evaluation only, not private)"
     );
     let _ = writeln!(
         human,
@@ -454,25 +501,55 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     if let Some(p) = &args.plot {
         let _ = writeln!(human, "  plot:         {}", p.display());
     }
+    if let Some(d) = &diag {
+        let _ = writeln!(human, "  diagnostics:  {NOT_PRIVATE}");
+        let _ = writeln!(
+            human,
+            "    test RMSE:  {:.3} on the held-out outputs (NOT PRIVATE)",
+            d.test_rmse
+        );
+        let _ = writeln!(
+            human,
+            "    clipped:    {} of {} training outputs were outside the range (NOT PRIVATE)",
+            d.clipped,
+            train.len()
+        );
+    }
     Ok(Report {
         json,
         human: human.trim_end().to_string(),
     })
 }
 
-/// A small hand-written SVG: training points, test points, the non-private mean (not released)
-/// and the private predictions with ±2 noise s.d.
-#[allow(clippy::too_many_arguments)]
+/// NOT PRIVATE values shown only under `--diagnostics`.
+struct Diagnostics {
+    test_rmse: f64,
+    clipped: usize,
+    /// The non-private posterior mean at the prediction points (only with --plot).
+    nonpriv: Vec<f64>,
+}
+
+/// What the plot adds under `--diagnostics` (NOT PRIVATE): the data points and the non-private
+/// mean.
+struct PlotDiagnostics<'a> {
+    x_tr: &'a DMatrix<f64>,
+    y_tr: &'a [f64],
+    x_te: &'a DMatrix<f64>,
+    y_te: &'a [f64],
+    nonpriv: &'a [f64],
+}
+
+/// A small hand-written SVG: the private predictions with ±2 noise s.d. (the release; the axes
+/// come from the public inputs and the declared output range) and, only with `--diagnostics`,
+/// the training and test points and the non-private mean under a NOT PRIVATE title.
 fn render_svg(
     data: &Loaded,
     x_tr: &DMatrix<f64>,
-    y_tr: &[f64],
     x_te: &DMatrix<f64>,
-    y_te: &[f64],
     x_star: &DMatrix<f64>,
-    nonpriv: &[f64],
     pred: &dptune::gp::DpPredictions,
     nt: usize,
+    private: Option<PlotDiagnostics<'_>>,
 ) -> String {
     let raw = |v: f64| v * data.scale + data.shift;
     let (w, h, m) = (760.0, 480.0, 60.0);
@@ -510,7 +587,24 @@ fn render_svg(
         xl = data.x_label,
         yl = data.y_label,
     );
-    for (x, y) in x_tr.column(0).iter().zip(y_tr) {
+    if private.is_some() {
+        let _ = writeln!(
+            s,
+            r##"<text x="{}" y="20" text-anchor="middle" fill="#b00">{NOT_PRIVATE} (--diagnostics)</text>"##,
+            w / 2.0
+        );
+    }
+    let empty = DMatrix::zeros(0, 1);
+    let none = PlotDiagnostics {
+        x_tr: &empty,
+        y_tr: &[],
+        x_te: &empty,
+        y_te: &[],
+        nonpriv: &[],
+    };
+    let shown = private.as_ref().unwrap_or(&none);
+    let nonpriv = shown.nonpriv;
+    for (x, y) in shown.x_tr.column(0).iter().zip(shown.y_tr) {
         let _ = writeln!(
             s,
             r##"<circle cx="{:.1}" cy="{:.1}" r="2" fill="#999"/>"##,
@@ -518,7 +612,7 @@ fn render_svg(
             py(*y)
         );
     }
-    for (x, y) in x_te.column(0).iter().zip(y_te) {
+    for (x, y) in shown.x_te.column(0).iter().zip(shown.y_te) {
         let _ = writeln!(
             s,
             r##"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="none" stroke="#1b9e77"/>"##,
@@ -536,11 +630,13 @@ fn render_svg(
                 r##"<circle cx="{x:.1}" cy="{:.1}" r="3" fill="#d95f02"/>"##,
                 py(pred.values[i])
             );
-            let _ = writeln!(
-                s,
-                r##"<circle cx="{x:.1}" cy="{:.1}" r="3" fill="#7570b3"/>"##,
-                py(nonpriv[i])
-            );
+            if let Some(v) = nonpriv.get(i) {
+                let _ = writeln!(
+                    s,
+                    r##"<circle cx="{x:.1}" cy="{:.1}" r="3" fill="#7570b3"/>"##,
+                    py(*v)
+                );
+            }
         }
     } else {
         let path = |f: &dyn Fn(usize) -> f64| {
@@ -572,18 +668,22 @@ fn render_svg(
             r##"<path d="{}" fill="none" stroke="#d95f02" stroke-width="2"/>"##,
             path(&|i| pred.values[i])
         );
-        let _ = writeln!(
-            s,
-            r##"<path d="{}" fill="none" stroke="#7570b3" stroke-width="2"/>"##,
-            path(&|i| nonpriv[i])
-        );
+        if !nonpriv.is_empty() {
+            let _ = writeln!(
+                s,
+                r##"<path d="{}" fill="none" stroke="#7570b3" stroke-width="2"/>"##,
+                path(&|i| nonpriv[i])
+            );
+        }
     }
-    let legend = [
-        ("#999", "training data"),
-        ("#1b9e77", "held-out test data"),
-        ("#7570b3", "non-private GP mean (not released)"),
-        ("#d95f02", "private cloaked predictions (± 2 noise s.d.)"),
-    ];
+    let mut legend = vec![("#d95f02", "private cloaked predictions (± 2 noise s.d.)")];
+    if private.is_some() {
+        legend.extend([
+            ("#999", "training data (NOT PRIVATE)"),
+            ("#1b9e77", "held-out test data (NOT PRIVATE)"),
+            ("#7570b3", "non-private GP mean (NOT PRIVATE)"),
+        ]);
+    }
     for (k, (c, t)) in legend.iter().enumerate() {
         let y = m + 14.0 * k as f64;
         let _ = writeln!(

@@ -46,10 +46,18 @@ fn demo_json_has_the_promised_keys() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let l = v["lengthscale"].as_f64().unwrap();
     assert!([0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0].contains(&l));
-    assert!(v["test_rmse"].as_f64().unwrap() > 0.0);
     assert_eq!(v["privacy"]["epsilon"].as_f64().unwrap(), 2.0);
     assert_eq!(v["privacy"]["delta"].as_f64().unwrap(), 1e-5);
     assert_eq!(v["data"]["n_train"].as_u64().unwrap(), 354);
+    let values = v["predictions"]["values"].as_array().unwrap();
+    assert_eq!(
+        values.len() as u64,
+        v["predictions"]["n_test"].as_u64().unwrap()
+    );
+    assert_eq!(
+        v["predictions"]["test_rows"].as_array().unwrap().len(),
+        values.len()
+    );
 }
 
 #[test]
@@ -85,6 +93,7 @@ fn user_data_with_clipping_and_plot() {
             "1",
             "--plot",
             svg.to_str().unwrap(),
+            "--diagnostics",
             "--json",
         ],
     ));
@@ -93,13 +102,16 @@ fn user_data_with_clipping_and_plot() {
     assert_eq!(v["privacy"]["epsilon"].as_f64().unwrap(), 3.0);
     assert_eq!(v["privacy"]["delta"].as_f64().unwrap(), 1e-6);
     // Row 7 (y = 99) is either clipped in training or held out.
-    assert!(v["data"]["clipped"].as_u64().unwrap() <= 1);
-    assert!(v["data"]["clipped_note"]
-        .as_str()
-        .unwrap()
-        .contains("clipped"));
+    let d = &v["diagnostics"];
+    assert!(d["clipped_training_outputs"].as_u64().unwrap() <= 1);
+    assert!(d["label"].as_str().unwrap().starts_with("NOT PRIVATE"));
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.starts_with("<svg") && s.contains("private cloaked predictions"));
+    // --diagnostics draws the data and the non-private mean, under the NOT PRIVATE label.
+    assert!(
+        s.contains("NOT PRIVATE") && s.contains("fill=\"#999\""),
+        "{s}"
+    );
     assert!(v["data"]["input_scaling"]
         .as_str()
         .unwrap()
@@ -120,7 +132,7 @@ fn user_data_with_clipping_and_plot() {
     ));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("treated as PUBLIC"), "{out}");
-    assert!(out.contains("clipped (not an error"), "{out}");
+    assert!(out.contains("clipped into the declared range"), "{out}");
 }
 
 #[test]
@@ -190,4 +202,211 @@ fn bad_input_exits_2_with_a_clear_message() {
     ));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("singular"), "{err}");
+}
+
+/// Every leaf of a JSON value by its path (`a.b.3`).
+fn leaves(v: &serde_json::Value, path: String, out: &mut Vec<(String, serde_json::Value)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                leaves(x, p, out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                leaves(x, format!("{path}.{i}"), out);
+            }
+        }
+        _ => out.push((path, v.clone())),
+    }
+}
+
+/// The charged release of `dptune gp --json` and what is computed from it and public inputs
+/// (the noise scale depends on the selected ℓ): these may differ between neighbours. Every
+/// other field must be a public input or computed from public inputs.
+const RELEASE: [&str; 10] = [
+    "lengthscale",
+    "selection.index",
+    "predictions.values",
+    "predictions.noise_sd",
+    "predictions.sigma",
+    "predictions.classic_sigma_c_delta",
+    "predictions.sensitivity",
+    "predictions.charged_sensitivity",
+    "predictions.granularity",
+    "predictions.mean_noise_sd_at_test",
+];
+
+/// The non-release leaves of `dptune gp --json --seed 5 <extra>` on `csv`.
+fn non_release(csv: &str, tag: &str, extra: &[&str]) -> Vec<(String, serde_json::Value)> {
+    let path = tmp(tag, csv);
+    let mut args = data_args(
+        path.to_str().unwrap(),
+        "x",
+        "y",
+        "-2,2",
+        &[
+            "--x-range",
+            "0,6",
+            "--lengthscales",
+            "0.3,1,3",
+            "--seed",
+            "5",
+        ],
+    );
+    args.extend_from_slice(extra);
+    let v = cli::run_json(&args);
+    let mut all = vec![];
+    leaves(&v, String::new(), &mut all);
+    for (k, _) in &all {
+        assert!(!k.contains("time"), "timing is never printed: {k}");
+    }
+    all.retain(|(k, _)| {
+        !RELEASE
+            .iter()
+            .any(|r| k == r || k.starts_with(&format!("{r}.")))
+    });
+    all
+}
+
+fn rows(n: usize, replaced: Option<(usize, f64)>) -> String {
+    let mut csv = String::from("x,y\n");
+    for i in 0..n {
+        let x = i as f64 * 6.0 / n as f64;
+        let y = match replaced {
+            Some((j, v)) if j == i => v,
+            _ => x.sin(),
+        };
+        csv.push_str(&format!("{x},{y}\n"));
+    }
+    csv
+}
+
+#[test]
+fn default_output_has_no_diagnostics_and_the_flag_labels_them() {
+    let csv = tmp("diag.csv", &rows(50, Some((3, 40.0))));
+    let p = csv.to_str().unwrap();
+    let base = [
+        "--x-range",
+        "0,6",
+        "--lengthscales",
+        "0.3,1,3",
+        "--seed",
+        "4",
+    ];
+    let v = cli::run_json(&data_args(p, "x", "y", "-2,2", &base));
+    let mut all = vec![];
+    leaves(&v, String::new(), &mut all);
+    for (k, _) in &all {
+        for word in ["rmse", "clipped", "diagnostic", "time"] {
+            assert!(!k.contains(word), "default JSON has a diagnostic field {k}");
+        }
+    }
+    let (code, out, err) = dptune(&data_args(p, "x", "y", "-2,2", &base));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !out.contains("RMSE") && !out.contains("NOT PRIVATE"),
+        "{out}"
+    );
+    assert!(!out.contains("were outside"), "{out}");
+    // Default plot: the release only (no data points, no non-private mean).
+    let svg = std::env::temp_dir().join(format!("dptune-gp-diag-{}.svg", std::process::id()));
+    let mut with_plot = data_args(p, "x", "y", "-2,2", &base);
+    with_plot.extend_from_slice(&["--plot", svg.to_str().unwrap()]);
+    let (code, _, err) = dptune(&with_plot);
+    assert_eq!(code, 0, "{err}");
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.contains("private cloaked predictions"), "{s}");
+    assert!(!s.contains("NOT PRIVATE") && !s.contains("#999") && !s.contains("#7570b3"));
+    // --diagnostics: present, and labelled NOT PRIVATE in JSON and in every text line.
+    let mut diag = data_args(p, "x", "y", "-2,2", &base);
+    diag.push("--diagnostics");
+    let v = cli::run_json(&diag);
+    let d = &v["diagnostics"];
+    assert!(d["label"].as_str().unwrap().starts_with("NOT PRIVATE"));
+    assert!(d["test_rmse"].as_f64().unwrap() > 0.0);
+    assert!(d["clipped_training_outputs"].as_u64().unwrap() <= 1);
+    let (code, out, err) = dptune(&diag);
+    assert_eq!(code, 0, "{err}");
+    for line in out
+        .lines()
+        .filter(|l| l.contains("RMSE") || l.contains("were outside"))
+    {
+        assert!(line.contains("NOT PRIVATE"), "{line}");
+    }
+    assert!(out.contains("test RMSE"), "{out}");
+}
+
+/// Neighbour differencing under the GP's relation (replace-one: one output changed, inputs and
+/// hence the row count public): with the same seed, every field except the charged release is
+/// identical. The same check on the --diagnostics output must fail (the deliberately leaky
+/// variant: the held-out RMSE and the clipped count read the private outputs).
+#[test]
+fn neighbour_differencing_replace_one() {
+    let d = rows(50, None);
+    for (j, v) in [(7, 1.9), (20, -40.0), (41, 0.0)] {
+        let d2 = rows(50, Some((j, v)));
+        assert_eq!(
+            non_release(&d, "nd-ab.csv", &[]),
+            non_release(&d2, "nd-ab.csv", &[]),
+            "a non-release field differs when output {j} changes"
+        );
+    }
+    let d2 = rows(50, Some((20, -40.0)));
+    assert_ne!(
+        non_release(&d, "nd-cd.csv", &["--diagnostics"]),
+        non_release(&d2, "nd-cd.csv", &["--diagnostics"]),
+        "the leaky variant (diagnostics) must be caught"
+    );
+}
+
+/// D and D minus one record, same seed. Removing a record removes a public input point, so the
+/// fields computed from the inputs may change; this checks that nothing else does: every
+/// differing non-release field is one of the declared input-derived fields (row counts, the
+/// random split of the rows, the data-independent selection sensitivity).
+#[test]
+fn neighbour_differencing_remove_one() {
+    const FROM_INPUTS: [&str; 5] = [
+        "data.n_train",
+        "data.n_test",
+        "predictions.n_test",
+        "predictions.test_rows",
+        "selection.sensitivity",
+    ];
+    let d = rows(50, None);
+    let mut minus = String::new();
+    for (i, line) in d.lines().enumerate() {
+        if i != 13 {
+            minus.push_str(line);
+            minus.push('\n');
+        }
+    }
+    let a = non_release(&d, "rm-ab.csv", &[]);
+    let b = non_release(&minus, "rm-ab.csv", &[]);
+    let get = |v: &[(String, serde_json::Value)], k: &str| {
+        v.iter().find(|(p, _)| p == k).map(|(_, x)| x.clone())
+    };
+    let keys: std::collections::BTreeSet<&String> = a.iter().chain(&b).map(|(k, _)| k).collect();
+    for k in keys {
+        if get(&a, k) != get(&b, k) {
+            assert!(
+                FROM_INPUTS
+                    .iter()
+                    .any(|f| k == f || k.starts_with(&format!("{f}."))),
+                "undeclared field {k} differs after removing a record"
+            );
+        }
+    }
+    // The leaky variant: the diagnostics differ and are not declared input-derived.
+    let a = non_release(&d, "rm-cd.csv", &["--diagnostics"]);
+    let b = non_release(&minus, "rm-cd.csv", &["--diagnostics"]);
+    assert_ne!(
+        get(&a, "diagnostics.test_rmse"),
+        get(&b, "diagnostics.test_rmse")
+    );
 }

@@ -2,6 +2,7 @@
 //!
 //! The crate is layered (DESIGN.md, "The house"); each module imports only from those above it:
 //!
+//! * [`numeric`]: floating-point error bounds and exact grid sums for private quantities.
 //! * [`noise`]: where randomness comes from ([`noise::SecureRng`]) and exact samplers.
 //! * [`privacy`]: what a guarantee is and what it costs ([`privacy::Guarantee`], conversions,
 //!   Gaussian and subsampled-Gaussian accounting, composition, [`privacy::Ledger`]).
@@ -27,6 +28,7 @@ pub mod gp;
 pub mod learn;
 
 pub mod noise;
+pub mod numeric;
 pub mod privacy;
 pub mod release_schema;
 pub mod select;

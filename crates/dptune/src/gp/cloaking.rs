@@ -13,11 +13,12 @@
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
 
-use super::linalg::{chol_inv, range_basis};
+use super::linalg::{bounded_matvec, chol_inv, max_col_norm_up, range_basis};
 use super::mechanisms::grid_gaussian_vector;
 use super::regression::{check_inputs, Clipped, GpRegression, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
+use crate::privacy::convert::mul_up;
 use crate::privacy::{Guarantee, Neighbours, Release};
 
 /// Settings of the MVEE (D-optimal design) solver.
@@ -286,27 +287,20 @@ pub struct DpPredictions {
     /// For comparison only: the paper's s = c(δ)·Δ/ε with c(δ) = √(2 ln(2/δ)) (Hall et al. 2013;
     /// valid for ε ≤ 1, `None` above). Not used for the noise.
     pub classic_sigma: Option<f64>,
-    /// The L2 sensitivity of the whitened prediction vector (d·max_j √(c_jᵀM⁻¹c_j) for cloaking,
-    /// the RKHS bound for Hall et al.), before charging grid rounding.
+    /// The L2 sensitivity of the whitened prediction vector W·ỹ for the matrix W actually used
+    /// (d·max_j ‖W_{:,j}‖₂, rounded up, for cloaking; for Hall et al. the larger of that and the
+    /// RKHS bound), before charging floating-point error and grid rounding.
     pub sensitivity: f64,
     /// The sensitivity σ was calibrated for: `sensitivity` plus the grid rounding and a bound on
     /// the floating-point error of the whitened predictions (DESIGN rule 1: rounding charged).
     pub charged_sensitivity: f64,
     /// Spacing of the power-of-two noise grid.
     pub granularity: f64,
-    /// How many training outputs were clipped into the declared range.
-    pub clipped: usize,
 }
 
 /// The paper's c(δ) = √(2 ln(2/δ)) (Hall et al. 2013, vector Gaussian mechanism; ε ≤ 1 only).
 pub fn classic_c_delta(delta: f64) -> f64 {
     (2.0 * (2.0 / delta).ln()).sqrt()
-}
-
-/// γ_N = N·u/(1 − N·u) with u = 2⁻⁵³: the forward-error factor of an N-term dot product.
-fn gamma(n: usize) -> f64 {
-    let nu = n as f64 * 2f64.powi(-53);
-    nu / (1.0 - nu)
 }
 
 /// The data-side preparation shared by cloaking and Hall: the charge, the clipped outputs, the
@@ -345,7 +339,10 @@ impl Prepared {
     }
 
     /// Adds the whitened vector Gaussian to W·ỹ (W = L⁻¹C for the noise covariance M = LLᵀ,
-    /// with diagonal `m_diag`) and maps back with L.
+    /// with diagonal `m_diag`) and maps back with L. `sensitivity` bounds the exact map's L2
+    /// sensitivity d·max_j ‖W_{:,j}‖; the floating-point error of computing W·ỹ, at most
+    /// γ_N·(d/2)·Σ_j|W_ij| per coordinate ([`bounded_matvec`]), is charged on top by
+    /// [`grid_gaussian_vector`].
     fn release(
         self,
         w: &DMatrix<f64>,
@@ -355,14 +352,9 @@ impl Prepared {
         (eps, delta): (f64, f64),
         rng: &mut SecureRng,
     ) -> Result<Release<DpPredictions>> {
-        let y = &self.clipped.centred;
-        let (half_width, centre) = (self.range.width() / 2.0, self.range.centre());
-        let g = w * DVector::from_column_slice(y);
-        let gam = gamma(y.len());
-        let float_err: Vec<f64> = w
-            .row_iter()
-            .map(|row| gam * half_width * row.iter().map(|v| v.abs()).sum::<f64>())
-            .collect();
+        let y = DVector::from_column_slice(&self.clipped.centred);
+        let centre = self.range.centre();
+        let (g, float_err) = bounded_matvec(w, &y, self.range.width() / 2.0);
         let noisy = grid_gaussian_vector(g.as_slice(), sensitivity, &float_err, eps, delta, rng)?;
         let out = l * DVector::from_vec(noisy.values);
         let value = DpPredictions {
@@ -373,7 +365,6 @@ impl Prepared {
             sensitivity,
             charged_sensitivity: noisy.charged_sensitivity,
             granularity: noisy.granularity,
-            clipped: self.clipped.clipped,
         };
         Ok(Release {
             value,
@@ -388,7 +379,8 @@ impl Prepared {
 /// Smith et al., AISTATS 2018 (arXiv 1606.00720), with the improvements of DPGP.md §5.2: M from
 /// the MVEE problem, verified after optimisation ([`CloakingCovariance`]); the multiplier by the
 /// analytic Gaussian (Balle–Wang 2018, arXiv 1805.06530, Thm 8) for the whitened sensitivity
-/// d·max_j √(c_jᵀM⁻¹c_j); noise on a power-of-two grid with the rounding charged. Preconditions:
+/// d·max_j ‖W_{:,j}‖₂ ≤ d·max_j √(c_jᵀM⁻¹c_j) of the computed W = L⁻¹C (a rigorous upper bound,
+/// [`max_col_norm_up`], plus the charged floating-point error of W·ỹ); noise on a power-of-two grid with the rounding charged. Preconditions:
 /// ε ∈ (0, 30], δ ∈ (0, 1), kernel with σ_n² > 0.
 #[allow(clippy::too_many_arguments)]
 pub fn cloaked_predictions(
@@ -404,7 +396,7 @@ pub fn cloaked_predictions(
 ) -> Result<Release<DpPredictions>> {
     let prep = Prepared::new(x, y, range, kernel, x_star, eps, delta)?;
     let cov = CloakingCovariance::optimise(&prep.c, cfg)?;
-    let sens = range.width() * cov.delta() * (1.0 + 1e-9);
+    let sens = mul_up(range.width(), max_col_norm_up(&cov.w));
     let m_diag: Vec<f64> = cov.m.diagonal().iter().cloned().collect();
     prep.release(&cov.w, &cov.l, &m_diag, sens, (eps, delta), rng)
 }
@@ -467,8 +459,9 @@ pub fn hall_predictions(
     }
     let f = chol_inv(&m, "prior covariance at the test inputs")?;
     let w = &f.l_inv * &prep.c;
-    let whitened = d * w.column_iter().map(|col| col.norm()).fold(0.0, f64::max);
-    let sens = hall_sensitivity(&prep.gp, d, bound).max(whitened) * (1.0 + 1e-9);
+    // The release computes W·ỹ; its exact sensitivity is bounded rigorously from W itself.
+    let whitened = mul_up(d, max_col_norm_up(&w));
+    let sens = hall_sensitivity(&prep.gp, d, bound).max(whitened);
     let m_diag: Vec<f64> = m.diagonal().iter().cloned().collect();
     prep.release(&w, &f.l, &m_diag, sens, (eps, delta), rng)
 }

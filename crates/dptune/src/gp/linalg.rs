@@ -9,6 +9,8 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::error::{Error, Result};
+use crate::numeric::{abs_sum_up, gamma, norm_up, MIN_SUBNORMAL};
+use crate::privacy::convert::{add_up, mul_up};
 
 /// Below this size the recursion stops and nalgebra's unblocked Cholesky takes over.
 const BASE: usize = 96;
@@ -207,6 +209,34 @@ pub(crate) fn range_basis(g: &DMatrix<f64>, tol2: f64) -> DMatrix<f64> {
     DMatrix::from_columns(&cols).qr().q()
 }
 
+/// fl(M·y) for private inputs with |y_j| ≤ h, and for each output coordinate a bound on its
+/// floating-point error that depends on M and h only (public values):
+/// |fl(M·y)_i − (M·y)_i| ≤ γ_N·h·Σ_j|M_ij| + N·2⁻¹⁰⁷⁴ (Higham 2002, eq. (3.5): a dot product of
+/// length N in any summation order, gemv included; the last term covers products that
+/// underflow). Neighbouring computed values therefore differ by at most the exact map's
+/// sensitivity plus twice this bound, which the GP releases and scores charge.
+pub(crate) fn bounded_matvec(
+    m: &DMatrix<f64>,
+    y: &DVector<f64>,
+    h: f64,
+) -> (DVector<f64>, Vec<f64>) {
+    let n = m.ncols();
+    let g = gamma(n);
+    let tiny = n as f64 * MIN_SUBNORMAL;
+    let err = m
+        .row_iter()
+        .map(|row| add_up(mul_up(g, mul_up(h, abs_sum_up(row.iter().copied()))), tiny))
+        .collect();
+    (m * y, err)
+}
+
+/// max_j ‖M_{:,j}‖₂, rounded up (each column norm by [`norm_up`]).
+pub(crate) fn max_col_norm_up(m: &DMatrix<f64>) -> f64 {
+    m.column_iter()
+        .map(|c| norm_up(c.iter().copied()))
+        .fold(0.0, f64::max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,5 +297,56 @@ mod tests {
         assert!(matches!(e, Error::Numerical { .. }), "{e}");
         let nan = DMatrix::from_element(2, 2, f64::NAN);
         assert!(chol_inv(&nan, "kernel matrix").is_err());
+    }
+
+    /// Catastrophic cancellation in a private linear map: rows of ±10^8 entries that nearly
+    /// cancel. Among neighbouring inputs (one coordinate moved from −h to h) the computed change
+    /// exceeds the exact sensitivity d·‖M_{:,j}‖ for some pairs (so trusting exact arithmetic is
+    /// refuted), and never exceeds it plus twice the charged error bound. Exact values in
+    /// rationals.
+    #[test]
+    fn matvec_error_bound_covers_cancellation() {
+        use num_rational::BigRational;
+        use num_traits::Zero;
+        let q = |x: f64| BigRational::from_float(x).unwrap();
+        let mut rng = crate::noise::SecureRng::seeded(5);
+        let (rows, n, h) = (4, 64, 1.0);
+        let mut beyond_exact = 0;
+        for _ in 0..300 {
+            let m = DMatrix::from_fn(rows, n, |_, j| {
+                let big = if j % 2 == 0 { 1e8 } else { -1e8 };
+                big + rng.unit_f64()
+            });
+            let j = rng.below_u64(n as u64) as usize;
+            let mut y = DVector::from_fn(n, |_, _| rng.unit_f64() * 2.0 - 1.0);
+            y[j] = -h;
+            let (a, err) = bounded_matvec(&m, &y, h);
+            y[j] = h;
+            let (b, _) = bounded_matvec(&m, &y, h);
+            // Exact squared sensitivity (2h)²·‖M_{:,j}‖² and the computed change, in rationals.
+            let sens2 = (0..rows).fold(BigRational::zero(), |s, i| {
+                s + q(2.0 * h) * q(2.0 * h) * q(m[(i, j)]) * q(m[(i, j)])
+            });
+            let change2 = (0..rows).fold(BigRational::zero(), |s, i| {
+                let d = q(b[i]) - q(a[i]);
+                s + d.clone() * d
+            });
+            if change2 > sens2 {
+                beyond_exact += 1;
+            }
+            // Charged: ‖change‖ ≤ ‖exact change‖ + ‖2·err‖ (triangle inequality), checked as
+            // ‖change‖² ≤ (√sens² + ‖2err‖)² with an upward-rounded f64 square root.
+            let s = norm_up((0..rows).map(|i| 2.0 * h * m[(i, j)]));
+            let e = norm_up(err.iter().map(|v| 2.0 * v));
+            let charged = q(s) + q(e);
+            assert!(
+                change2 <= charged.clone() * charged,
+                "slack does not cover the error"
+            );
+        }
+        assert!(
+            beyond_exact > 10,
+            "exact arithmetic refuted only {beyond_exact} times"
+        );
     }
 }

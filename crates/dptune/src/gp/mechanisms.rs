@@ -17,6 +17,8 @@
 
 use crate::error::{check_positive, Error, Result};
 use crate::noise::{GridGaussian, SecureRng};
+use crate::numeric::norm_up;
+use crate::privacy::convert::add_up;
 use crate::privacy::gaussian::gaussian_sigma;
 
 /// The largest ε the grid Gaussian accepts (beyond it the discrete-versus-continuous slack,
@@ -122,12 +124,9 @@ pub(crate) fn grid_gaussian_vector(
         ));
     }
     let delta_calib = (delta - slack).next_down();
-    let err_norm = float_err
-        .iter()
-        .map(|e| (2.0 * e).powi(2))
-        .sum::<f64>()
-        .sqrt();
-    let sens_in = ((sensitivity + err_norm) * (1.0 + 2f64.powi(-50))).next_up();
+    // ‖2·float_err‖₂ and the sum, both rounded up (DESIGN rule 2).
+    let err_norm = norm_up(float_err.iter().map(|e| 2.0 * e));
+    let sens_in = add_up(sensitivity, err_norm);
     let mut sigma = gaussian_sigma(eps, delta_calib, sens_in)?;
     for _ in 0..16 {
         let grid = GridGaussian::new(sens_in, sigma, dim)?;

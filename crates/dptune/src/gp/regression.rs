@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::linalg::{chol_inv, rbf, rbf_from_sq, CholInv};
 use crate::error::{check_positive, Error, Result};
+use crate::privacy::convert::add_up;
 
 /// An RBF kernel k(x, x′) = σ_f²·exp(−‖x − x′‖²/(2ℓ²)) plus Gaussian observation noise σ_n².
 /// All three are public constants (DPGP.md §2); they are chosen before looking at the outputs.
@@ -84,7 +85,9 @@ pub struct OutputRange {
 pub struct Clipped {
     /// ỹ_i = clip(y_i) − m, in [−d/2, d/2].
     pub centred: Vec<f64>,
-    /// How many outputs lay outside the range and were clipped (not an error).
+    /// How many outputs lay outside the range and were clipped (not an error). **Not private**
+    /// (it reads the outputs and is not charged): never part of a release; the CLI shows it only
+    /// under `--diagnostics`, labelled NOT PRIVATE.
     pub clipped: usize,
 }
 
@@ -111,9 +114,10 @@ impl OutputRange {
         self.hi
     }
 
-    /// d = hi − lo, the largest change of one clipped output.
+    /// d ≥ hi − lo, the largest change of one clipped and centred output: the float difference
+    /// rounded up (a rounded-down d would understate every sensitivity built on it).
     pub fn width(&self) -> f64 {
-        self.hi - self.lo
+        add_up(self.hi, -self.lo)
     }
 
     /// m = (lo + hi)/2, the public prior mean.
@@ -122,7 +126,13 @@ impl OutputRange {
     }
 
     /// Clips every output into the range and centres it. Non-finite outputs are an error.
+    ///
+    /// The centred value fl(clip(y) − m) is clamped into [−d/2, d/2] (d = [`Self::width`];
+    /// halving is exact), so |ỹᵢ| ≤ d/2 and one changed output moves ỹ by at most d in any
+    /// arithmetic: the bounds the sensitivities use hold for the computed ỹ, not only for the
+    /// exact one.
     pub fn clip(&self, y: &[f64]) -> Result<Clipped> {
+        let half = self.width() / 2.0;
         let mut clipped = 0;
         let mut centred = Vec::with_capacity(y.len());
         for (i, &v) in y.iter().enumerate() {
@@ -135,7 +145,7 @@ impl OutputRange {
             if v < self.lo || v > self.hi {
                 clipped += 1;
             }
-            centred.push(v.clamp(self.lo, self.hi) - self.centre());
+            centred.push((v.clamp(self.lo, self.hi) - self.centre()).clamp(-half, half));
         }
         Ok(Clipped { centred, clipped })
     }

@@ -11,10 +11,12 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::cloaking::{cloaked_predictions, mvee_weights, DpPredictions, MveeConfig};
-use super::linalg::{chol_inv, spd_inverse, sq_dists};
+use super::linalg::{bounded_matvec, chol_inv, spd_inverse, sq_dists};
 use super::regression::{check_inputs, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
+use crate::numeric::{abs_sum_up, gamma, inflate, norm_up, MIN_SUBNORMAL, UNIT_ROUNDOFF};
+use crate::privacy::convert::{add_up, mul_up};
 use crate::privacy::gaussian::gaussian_sigma;
 use crate::privacy::{Guarantee, Neighbours, Release};
 use crate::select::exponential::em_guarantee;
@@ -79,11 +81,14 @@ impl Folds {
 #[serde(rename_all = "snake_case")]
 pub enum Utility {
     /// DPGP.md §6.3 row A: u(ℓ) = −Σ_k √(‖r_k‖² + t_k) (per-fold noise-aware residual norm),
-    /// Δu(ℓ) = d·max_i [1 + Σ_{k≠k(i)} ‖c_i^(k)‖₂].
+    /// Δu(ℓ) = d·max_i [1 + Σ_{k≠k(i)} ‖c_i^(k)‖₂] in exact arithmetic; as computed,
+    /// d·max_i Σ_k ‖(R_k)_{:,i}‖₂ for the residual maps R_k actually used, plus the charged
+    /// floating-point slack (see `cv_candidate`).
     CrossValidation,
     /// DPGP.md §7: the noise-aware log marginal likelihood
     /// −½ỹᵀPỹ − ½log|K_y + Σ_z| − (N/2)log 2π, P = (K_y + Σ_z)⁻¹ with Σ_z the cloaking covariance
-    /// at the training inputs; Δu(ℓ) = d·(d/2)·max_i ‖P_{i,:}‖₁ + ½d²·max_i P_ii.
+    /// at the training inputs; Δu(ℓ) = d·(d/2)·max_i ‖P_{i,:}‖₁ + ½d²·max_i P_ii in exact
+    /// arithmetic for a symmetric P; as computed, see `lml_candidate`.
     LogMarginalLikelihood,
 }
 
@@ -161,8 +166,13 @@ impl SelectionConfig {
 pub struct CandidateInfo {
     /// ℓ.
     pub lengthscale: f64,
-    /// Δu(ℓ), the sensitivity of the score of this candidate.
+    /// Δu(ℓ), the sensitivity of the score *as computed in floating point*: the exact-arithmetic
+    /// bound for the public matrices actually used plus `float_slack`.
     pub sensitivity: f64,
+    /// 2E(ℓ): twice a data-independent bound E(ℓ) on the floating-point error of the computed
+    /// score (|computed − exact| ≤ E on every dataset, so neighbouring computed scores differ by
+    /// at most the exact sensitivity plus 2E). Included in `sensitivity`.
+    pub float_slack: f64,
     /// Expected squared norm of the cloaking noise the score accounts for (Σ_k t_k for CV,
     /// tr Σ_z for the likelihood).
     pub noise_trace: f64,
@@ -179,18 +189,12 @@ pub struct NonPrivateScores {
 }
 
 impl NonPrivateScores {
-    /// max_ℓ Δu(ℓ), what the exponential mechanism pays for.
+    /// max_ℓ Δu(ℓ) (floating-point slack included), what the exponential mechanism pays for.
     pub fn sensitivity(&self) -> f64 {
         self.candidates
             .iter()
             .map(|c| c.sensitivity)
             .fold(0.0, f64::max)
-    }
-
-    /// The Δu the exponential mechanism is run with: max_ℓ Δu(ℓ) inflated by 1e-9 relative to
-    /// cover floating-point error in the scores.
-    pub fn em_sensitivity(&self) -> f64 {
-        self.sensitivity() * (1.0 + 1e-9)
     }
 
     /// The exponential mechanism over these scores (`None` for a single candidate: there is
@@ -201,7 +205,7 @@ impl NonPrivateScores {
         if self.scores.len() == 1 {
             return Ok(None);
         }
-        let sens = Sensitivity::general(self.em_sensitivity())?;
+        let sens = Sensitivity::general(self.sensitivity())?;
         ExponentialMechanism::new(
             &self.scores,
             Goal::Maximize,
@@ -223,9 +227,32 @@ impl NonPrivateScores {
     }
 }
 
+/// Unavoidable underflow slack per square root of a sum of squares: the squares of up to 2⁷⁴
+/// tiny entries may flush to zero, which moves √(Σ) by at most √(2⁷⁴·2⁻¹⁰⁷⁴) = 2⁻⁵⁰⁰.
+const UNDERFLOW_SLACK: f64 = 3.054936363499605e-151; // 2^-500
+
 /// CV score, sensitivity and noise trace for one lengthscale, via the full inverse
-/// A = (K + σ_n²I)⁻¹: for a held-out block I, C_I = −(A_II)⁻¹A_{I,−I} and the residual is
-/// −(A_II)⁻¹(Aỹ)_I (block-inverse identities).
+/// A = (K + σ_n²I)⁻¹: for a held-out block I the residual is r = R·ỹ with the public matrix
+/// R = −(A_II)⁻¹A_{I,:} (block-inverse identities: in exact arithmetic its test columns are −e_i
+/// and its training columns are C_I = −(A_II)⁻¹A_{I,−I}, the fold's prediction matrix).
+///
+/// **Sensitivity as computed.** The computed A is not exactly the inverse, so the identity above
+/// only holds approximately; the bound is derived from the computed R_k themselves. Changing ỹ_i
+/// by at most d moves r_k by d·(R_k)_{:,i}, and g(r) = √(‖r‖² + t) is 1-Lipschitz, so the score
+/// with exact arithmetic on these matrices has sensitivity d·max_i Σ_k ‖(R_k)_{:,i}‖₂ (rounded
+/// up; it equals DPGP.md's d·max_i [1 + Σ_{k≠k(i)} ‖c_i^(k)‖] when A is exact).
+///
+/// **Floating-point error, charged.** With h = d/2 ≥ |ỹ_j| and N points, per fold:
+/// * the residual: |fl(R_k ỹ)_t − (R_k ỹ)_t| ≤ e_{k,t} = γ_N·h·Σ_j|(R_k)_{tj}| (+ underflow), so
+///   ‖r̂_k − r_k‖ ≤ e_k = ‖e_{k,·}‖₂ and, g being 1-Lipschitz, g moves by at most e_k;
+/// * g(r̂) itself (a sum of n_I squares, one addition, one square root) has relative error at most
+///   γ_{N+3}, and g(r̂) ≤ Φ_k = h·‖(Σ_j|(R_k)_{tj}|)_t‖₂ + e_k + √t_k, a public bound;
+/// * summing the K fold terms adds γ_{K−1}·Σ_k|fl(g_k)| ≤ 2γ_{K−1}·Σ_k Φ_k.
+///
+/// So |computed u − exact u| ≤ E = Σ_k (e_k + 2⁻⁵⁰⁰) + 3γ_{N+K+3}·Σ_k Φ_k (Higham 2002, Lemma 3.1
+/// and eqs. (3.5), (4.4)), a function of public inputs only, and neighbouring computed scores
+/// differ by at most the exact sensitivity plus 2E, which is what is charged. The noise traces
+/// t_k depend on the inputs only and are computed identically on neighbouring datasets.
 fn cv_candidate(
     d2: &DMatrix<f64>,
     y: &DVector<f64>,
@@ -236,26 +263,30 @@ fn cv_candidate(
     mvee: &MveeConfig,
 ) -> Result<(f64, CandidateInfo)> {
     let n = d2.nrows();
+    let h = d / 2.0;
     let a = spd_inverse(
         &kernel.noisy_gram_from_sq(d2),
         "kernel matrix K + noise_var·I",
     )?;
-    let alpha = &a * y;
     let mut influence = vec![0.0; n];
     let mut score = 0.0;
     let mut trace = 0.0;
+    let (mut resid_err, mut reach) = (0.0, 0.0);
     for (test, train) in members {
         let rows = a.select_rows(test);
         let a_ii = rows.select_columns(test);
-        let a_ij = rows.select_columns(train);
         let f = chol_inv(&a_ii, "held-out block of (K + noise_var·I)⁻¹")?;
-        let a_ii_inv = f.inverse();
-        let c = -(&a_ii_inv * a_ij);
-        let alpha_i = DVector::from_iterator(test.len(), test.iter().map(|&i| alpha[i]));
-        let r = -(&a_ii_inv * alpha_i);
-        for (col, &j) in c.column_iter().zip(train) {
-            influence[j] += col.norm();
+        let resid = -(f.inverse() * &rows);
+        for (col, infl) in resid.column_iter().zip(influence.iter_mut()) {
+            *infl = add_up(*infl, norm_up(col.iter().copied()));
         }
+        let (r, e) = bounded_matvec(&resid, y, h);
+        let e_k = norm_up(e);
+        let reach_r = mul_up(
+            h,
+            norm_up(resid.row_iter().map(|row| abs_sum_up(row.iter().copied()))),
+        );
+        let c = resid.select_columns(train);
         let w = mvee_weights(&c, mvee)?;
         let tr: f64 = c
             .column_iter()
@@ -266,19 +297,36 @@ fn cv_candidate(
         let t = s2 * tr;
         trace += t;
         score -= (r.norm_squared() + t).sqrt();
+        resid_err = add_up(resid_err, add_up(e_k, UNDERFLOW_SLACK));
+        reach = add_up(reach, add_up(add_up(reach_r, e_k), t.sqrt().next_up()));
     }
-    let sensitivity = d * (1.0 + influence.iter().cloned().fold(0.0, f64::max));
+    let exact = mul_up(d, influence.iter().cloned().fold(0.0, f64::max));
+    let rounding = mul_up(mul_up(3.0, gamma(n + members.len() + 3)), reach);
+    let float_slack = 2.0 * add_up(resid_err, rounding);
     Ok((
         score,
         CandidateInfo {
             lengthscale: kernel.lengthscale(),
-            sensitivity,
+            sensitivity: add_up(exact, float_slack),
+            float_slack,
             noise_trace: trace,
         },
     ))
 }
 
 /// Noise-aware log marginal likelihood and its sensitivity for one lengthscale (DPGP.md §7).
+///
+/// **Sensitivity as computed.** Only the data-fit term ỹᵀPỹ reads the outputs (log det and the
+/// constant are computed identically on neighbouring datasets). For the computed P (symmetric
+/// only up to rounding) moving ỹ_i by δ, |δ| ≤ d, with |ỹ_j| ≤ h = d/2, changes ỹᵀPỹ by
+/// δ·Σ_j(P_ij + P_ji)ỹ_j + δ²P_ii, so −½ỹᵀPỹ moves by at most
+/// ½[d·h·Σ_j|P_ij + P_ji| + d²|P_ii|] (= d(d/2)‖P_{i,:}‖₁ + ½d²P_ii for a symmetric P).
+///
+/// **Floating-point error, charged.** z = fl(Pỹ) errs by e_i ≤ γ_N·h·Σ_j|P_ij| per coordinate
+/// ([`bounded_matvec`]); the dot product ỹ·z adds γ_N·Σ_i|ỹ_i||z_i|; so
+/// |fl(ỹᵀPỹ) − ỹᵀPỹ| ≤ F_err = h·Σe_i·(1 + γ_N) + γ_N·h²·Σ_ij|P_ij|, and |fl(ỹᵀPỹ)| ≤
+/// F = h²·Σ_ij|P_ij| + F_err. The final −½·fit (exact) and two subtractions add at most
+/// 3u·(½F + ½|log det| + (N/2)log 2π) + 2⁻¹⁰⁷⁴. E is ½F_err plus that, and 2E is charged.
 fn lml_candidate(
     d2: &DMatrix<f64>,
     y: &DVector<f64>,
@@ -288,6 +336,7 @@ fn lml_candidate(
     mvee: &MveeConfig,
 ) -> Result<(f64, CandidateInfo)> {
     let n = d2.nrows();
+    let h = d / 2.0;
     let ky = kernel.noisy_gram_from_sq(d2);
     // Cloaking matrix for predictions at the training inputs: C = K(K + σ²I)⁻¹ = I − σ²A.
     let a = chol_inv(&ky, "kernel matrix K + noise_var·I")?.inverse();
@@ -301,19 +350,47 @@ fn lml_candidate(
     let total = &ky + &sigma_z;
     let f = chol_inv(&total, "K + noise_var·I + cloaking covariance")?;
     let p = f.inverse();
-    let fit = y.dot(&(&p * y));
-    let score = -0.5 * fit - 0.5 * f.log_det() - 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln();
-    let row_l1 = p
-        .row_iter()
-        .map(|r| r.iter().map(|v| v.abs()).sum::<f64>())
+    let (py, e) = bounded_matvec(&p, y, h);
+    let fit = y.dot(&py);
+    let log_det = f.log_det();
+    let constant = 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln();
+    let score = -0.5 * fit - 0.5 * log_det - constant;
+    // Exact-arithmetic sensitivity for the computed P.
+    let sym = &p + p.transpose();
+    let worst = (0..n)
+        .map(|i| {
+            // fl(P_ij + P_ji) may be below the exact sum by a factor (1 − u).
+            let row = inflate(abs_sum_up(sym.row(i).iter().copied()), 2.0 * UNIT_ROUNDOFF);
+            add_up(
+                mul_up(mul_up(d, h), row),
+                mul_up(mul_up(d, d), p[(i, i)].abs()),
+            )
+        })
         .fold(0.0, f64::max);
-    let diag = p.diagonal().iter().cloned().fold(0.0, f64::max);
-    let sensitivity = d * (d / 2.0) * row_l1 + 0.5 * d * d * diag;
+    let exact = worst / 2.0;
+    // Floating-point error bound E.
+    let g = gamma(n);
+    let abs_p = abs_sum_up(p.iter().copied());
+    let fit_err = add_up(
+        mul_up(mul_up(h, abs_sum_up(e.iter().copied())), 1.0 + 2.0 * g),
+        mul_up(g, mul_up(mul_up(h, h), abs_p)),
+    );
+    let fit_bound = add_up(mul_up(mul_up(h, h), abs_p), fit_err);
+    let magnitude = add_up(
+        add_up(fit_bound / 2.0, log_det.abs() / 2.0),
+        constant.abs().next_up(),
+    );
+    let err = add_up(
+        add_up(fit_err / 2.0, mul_up(4.0 * UNIT_ROUNDOFF, magnitude)),
+        MIN_SUBNORMAL,
+    );
+    let float_slack = 2.0 * err;
     Ok((
         score,
         CandidateInfo {
             lengthscale: kernel.lengthscale(),
-            sensitivity,
+            sensitivity: add_up(exact, float_slack),
+            float_slack,
             noise_trace: sigma_z.trace(),
         },
     ))
@@ -405,8 +482,8 @@ pub struct Selection {
 ///
 /// McSherry & Talwar 2007 (THEORY.md §1.1) with P(ℓ) ∝ exp(ε·u(ℓ)/(2Δu)), Δu = max over the grid
 /// of the data-independent Δu(ℓ) (DPGP.md §6.2–6.4; the score is not monotone, so the range is
-/// 2Δu). The bound is inflated by 1e-9 relative to cover floating-point error in the scores. The
-/// draw is the shared [`ExponentialMechanism`] (`Sensitivity::general(Δu)`, so R = 2Δu; exact
+/// 2Δu). Δu includes twice a proven, data-independent bound on the floating-point error of each
+/// score ([`CandidateInfo::float_slack`]). The draw is the shared [`ExponentialMechanism`] (`Sensitivity::general(Δu)`, so R = 2Δu; exact
 /// rejection sampling, scores snapped with the rounding charged); it spends ε_select pure and
 /// ε²/8-zCDP (bounded range, THEORY.md §1.2). The fold assignment is drawn from `rng`
 /// independently of the outputs.
@@ -429,7 +506,7 @@ pub fn select_lengthscale(
     let clipped = range.clip(y)?;
     let folds = Folds::random(x.nrows(), cfg.folds, rng)?;
     let scored = nonprivate_scores(x, &clipped.centred, range, cfg, &folds)?;
-    let sensitivity = scored.em_sensitivity();
+    let sensitivity = scored.sensitivity();
     // A one-point grid needs no mechanism; ε_select is still charged (a conservative statement
     // that keeps the reported total independent of the grid size).
     let (index, spent) = match scored.mechanism(cfg.eps_select)? {
@@ -615,5 +692,57 @@ mod tests {
         sing.folds = 2;
         let e = private_gp(&xd, &y[..10], range, &xs, &sing, &mut rng).unwrap_err();
         assert!(matches!(e, Error::Numerical { .. }), "{e}");
+    }
+
+    /// Worked numbers for the charged floating-point slack (24 points, 4 folds, d = 8): the
+    /// slack is 2E ≈ 4.6e-12 (CV) and ≈ 7.5e-12 (LML), about 3e-13 and 4e-14 of Δu, and it
+    /// grows with the conditioning of the kernel (σ_n² = 1e-9: ≈ 3.3e-3 for the LML, whose
+    /// Δu ≈ 8.6e10 grows too). Never zero: it is what the exact-arithmetic bound misses.
+    #[test]
+    fn float_slack_worked_numbers() {
+        let range = OutputRange::new(-4.0, 4.0).unwrap();
+        let cases = [
+            (
+                Utility::CrossValidation,
+                0.5,
+                16.976446116,
+                4.0e-12,
+                5.2e-12,
+            ),
+            (
+                Utility::LogMarginalLikelihood,
+                0.5,
+                182.304615187,
+                6.5e-12,
+                8.5e-12,
+            ),
+            (
+                Utility::LogMarginalLikelihood,
+                1e-9,
+                86043729705.34,
+                2.8e-3,
+                3.8e-3,
+            ),
+        ];
+        for (utility, noise_var, sens, lo, hi) in cases {
+            let mut cfg = config(utility);
+            cfg.grid = vec![if noise_var < 1e-3 { 3.2 } else { 0.8 }];
+            cfg.noise_var = noise_var;
+            let mut rng = SecureRng::seeded(3);
+            let x = DMatrix::from_fn(24, 1, |_, _| rng.unit_f64() * 6.0 - 3.0);
+            let y: Vec<f64> = (0..24).map(|i| (1.5 * x[(i, 0)]).sin() * 2.0).collect();
+            let folds = Folds::random(24, 4, &mut rng).unwrap();
+            let c = range.clip(&y).unwrap().centred;
+            let s = nonprivate_scores(&x, &c, range, &cfg, &folds).unwrap();
+            let info = &s.candidates[0];
+            assert!(
+                (info.sensitivity / sens - 1.0).abs() < 1e-9,
+                "{utility:?}: {info:?}"
+            );
+            assert!(
+                (lo..hi).contains(&info.float_slack),
+                "{utility:?}: {info:?}"
+            );
+        }
     }
 }

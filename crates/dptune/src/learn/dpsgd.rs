@@ -6,6 +6,7 @@ use crate::data::Dataset;
 use crate::data::Records;
 use crate::error::{Error, Result};
 use crate::noise::{GeometricTrials, GridGaussian, SecureRng};
+use crate::numeric::GridSum;
 use crate::privacy::convert::mul_up;
 use crate::privacy::subsampled::dpsgd_discrete_guarantee;
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
@@ -60,7 +61,8 @@ const MAX_Z: f64 = 1.0e4;
 /// empty dataset is trained too: every step releases noise only.
 ///
 /// **Noise and how its rounding is charged.** The noise is [`GridGaussian`] (exact discrete
-/// Gaussian on a power-of-two grid r ≈ zC·2^-30; the clipped sum is rounded to the grid). The
+/// Gaussian on a power-of-two grid r ≈ zC·2^-30; the gradients are clipped on the grid and
+/// summed exactly there, see `clipped_sum`, so no floating-point error enters the sum). The
 /// rounding raises the L2 sensitivity to C + r·√P (P parameters) and the grid variance is at
 /// least (zC)²; the accountant uses the *effective* multiplier
 /// z_eff = effective_sigma / effective_sensitivity ≤ z, so the rounding is charged. The curve
@@ -161,6 +163,21 @@ fn run_guarantee(q: f64, z: f64, steps: u64, allowance: &Guarantee) -> Result<Gu
         return Guarantee::zcdp(rho, Neighbours::AddRemove);
     }
     dpsgd_discrete_guarantee(q, z, steps)
+}
+
+/// The per-step sum of clipped per-example gradients, accumulated exactly on the noise grid.
+///
+/// Each gradient is clipped to L2 norm C (`clip_norm`) *on the grid* r of `noise` and added in
+/// integers ([`GridSum`]): every example's contribution is an integer vector of norm at most
+/// ⌊C/r⌋ grid steps, checked exactly, and the sum is exact. So the sensitivity of the sum is
+/// exactly C under add/remove, with no floating-point slack from the clip (a float clip
+/// fl(g·C/‖g‖) can overshoot C by a few ulps) or from the summation (naive summation of m terms
+/// bounded by C errs by up to γ_{m−1}·m·C per coordinate, and the batch size m is random and
+/// not public). The noise is drawn in grid units and added to the exact integer sum; the
+/// `GridGaussian`'s rounding charge r√P, which the accountant includes through
+/// `z_eff = effective_sigma/(C + r√P)`, is then unused slack.
+fn clipped_sum(noise: &GridGaussian, clip: f64, params: usize) -> Result<GridSum> {
+    GridSum::new(noise.resolution(), clip, "clip_norm", params)
 }
 
 impl DpSgd {
@@ -290,11 +307,11 @@ impl DpSgd {
         // The expected batch size: public, unlike the number of records sampled or present.
         let denom = sched.q * self.records;
         let steps_per_epoch = (1.0 / sched.q).ceil() as u64;
-        let mut sum = vec![0.0; p];
+        let mut sum = clipped_sum(&noise, h.clip, p)?;
         let mut g = vec![0.0; p];
         let mut s = Scratch::default();
         for step in 0..sched.steps {
-            sum.iter_mut().for_each(|v| *v = 0.0);
+            sum.clear();
             for i in 0..data.len() {
                 if let Some(t) = &sampler {
                     if !t.stops(rng) {
@@ -302,13 +319,9 @@ impl DpSgd {
                     }
                 }
                 model.gradient(data.row(i), data.labels()[i], &mut g, &mut s);
-                let norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
-                let f = if norm > h.clip { h.clip / norm } else { 1.0 };
-                for (a, b) in sum.iter_mut().zip(&g) {
-                    *a += f * b;
-                }
+                sum.add(&g)?;
             }
-            let noisy = noise.release_vec(rng, &sum)?;
+            let noisy = sum.release(|| noise.grid_noise().sample(rng));
             let step_size = h.lr / denom;
             for (w, v) in model.params.iter_mut().zip(&noisy) {
                 *w -= step_size * v;

@@ -4,6 +4,7 @@ use crate::data::Dataset;
 use crate::data::Records;
 use crate::error::{Error, Result};
 use crate::noise::{DiscreteGaussian, DiscreteLaplace, GridGaussian, GridLaplace, SecureRng};
+use crate::numeric::GridSum;
 use crate::privacy::{Bound, Guarantee, Release};
 use crate::tune::baseline::ExactScorer;
 use crate::tune::cost::fits;
@@ -52,6 +53,8 @@ impl CountNoise {
 /// Algorithm 2), charged ε = s/2^32 rounded up; otherwise the discrete Gaussian with
 /// σ² = ⌈2^32/(2ρ)⌉/2^32 for the largest ρ whose ρ-zCDP fits the allowance (CKS20 Thm 4: an
 /// integer query of sensitivity 1 is 1/(2σ²)-zCDP), charged 1/(2σ²) rounded up. The count is
+/// an exact integer (no floating-point summation; whatever the float arithmetic inside the
+/// model, one record changes it by at most 1), and the noise is an exact integer. The count is
 /// not normalised by the evaluation size (which is not public under add/remove); the tuner only
 /// compares scores on the same evaluation set.
 #[derive(Debug, Clone, Copy, Default)]
@@ -99,6 +102,28 @@ impl<L: Learner<Data = Dataset, Model = Model>> Scorer<L> for NoisyAccuracy {
     }
 }
 
+/// The noise of [`NoisyClippedLoss`]: one grid mechanism, drawn in grid units.
+enum LossNoise {
+    Laplace(GridLaplace),
+    Gaussian(Box<GridGaussian>),
+}
+
+impl LossNoise {
+    fn resolution(&self) -> f64 {
+        match self {
+            LossNoise::Laplace(m) => m.resolution(),
+            LossNoise::Gaussian(m) => m.resolution(),
+        }
+    }
+
+    fn sample(&self, rng: &mut SecureRng) -> i64 {
+        match self {
+            LossNoise::Laplace(m) => m.grid_noise().sample(rng),
+            LossNoise::Gaussian(m) => m.grid_noise().sample(rng),
+        }
+    }
+}
+
 /// Noisy clipped loss: −(Σ min(ℓᵢ, cap) + noise), with ℓ the log-loss of the true class for
 /// classifiers and the squared error (declared label units) for regression. Higher is better.
 ///
@@ -106,6 +131,13 @@ impl<L: Learner<Data = Dataset, Model = Model>> Scorer<L> for NoisyAccuracy {
 /// Noise: [`GridLaplace`] for a pure ε allowance (ε-DP with the grid rounding charged, Google
 /// "Secure Noise Generation" Prop. 1), else [`GridGaussian`] whose ρ (rounding charged) fits
 /// the allowance.
+///
+/// Floating-point error: a float sum of the n clipped losses errs by up to γ_{n−1}·n·cap, with n
+/// the private evaluation size, so it would move the sensitivity by a data-dependent amount.
+/// Instead each term is truncated onto the noise grid r within [0, ⌊cap/r⌋·r] and the terms are
+/// summed exactly in integers ([`GridSum`]); the noise is added in grid units. The sum's
+/// sensitivity is then exactly `cap` (one term), and the mechanisms' rounding charge (cap + r)
+/// is unused slack.
 #[derive(Debug, Clone, Copy)]
 pub struct NoisyClippedLoss {
     /// The per-record loss cap (> 0).
@@ -121,26 +153,11 @@ impl<L: Learner<Data = Dataset, Model = Model>> Scorer<L> for NoisyClippedLoss {
         rng: &mut SecureRng,
     ) -> Result<Release<f64>> {
         let cap = crate::error::check_positive("cap", self.cap)?;
-        let mut s = Scratch::default();
-        let total: f64 = (0..data.len())
-            .map(|i| {
-                let x = data.row(i);
-                let l = if model.target.is_some() {
-                    (model.predict_value(x, &mut s) - data.labels()[i]).powi(2)
-                } else {
-                    -model.probability(x, data.class(i), &mut s).max(1e-300).ln()
-                };
-                if l.is_nan() {
-                    cap
-                } else {
-                    l.min(cap)
-                }
-            })
-            .sum();
         let n = allowance.neighbours();
-        let (noisy, spent) = if let [Bound::Pure { eps }] = allowance.bounds() {
+        let (noise, spent) = if let [Bound::Pure { eps }] = allowance.bounds() {
             let m = GridLaplace::new(cap, *eps)?;
-            (m.release(rng, total)?, Guarantee::pure(m.epsilon(), n)?)
+            let spent = Guarantee::pure(m.epsilon(), n)?;
+            (LossNoise::Laplace(m), spent)
         } else {
             let rho = rho_within(allowance)?.ok_or_else(|| refused(allowance, "clipped loss"))?;
             let m = GridGaussian::new(cap, cap / (2.0 * rho).sqrt() * (1.0 + 1e-6), 1)?;
@@ -148,8 +165,21 @@ impl<L: Learner<Data = Dataset, Model = Model>> Scorer<L> for NoisyClippedLoss {
             if !fits(allowance, &spent)? {
                 return Err(refused(allowance, "clipped loss"));
             }
-            (m.release(rng, total)?, spent)
+            (LossNoise::Gaussian(Box::new(m)), spent)
         };
+        let mut total = GridSum::new(noise.resolution(), cap, "cap", 1)?;
+        let mut s = Scratch::default();
+        for i in 0..data.len() {
+            let x = data.row(i);
+            let l = if model.target.is_some() {
+                (model.predict_value(x, &mut s) - data.labels()[i]).powi(2)
+            } else {
+                -model.probability(x, data.class(i), &mut s).max(1e-300).ln()
+            };
+            // NaN counts as the worst loss; GridSum clips every term to [0, cap] on the grid.
+            total.add(&[if l.is_nan() { cap } else { l.min(cap) }])?;
+        }
+        let noisy = total.release(|| noise.sample(rng))[0];
         Ok(Release {
             value: -noisy,
             spent,

@@ -6,6 +6,7 @@ use crate::data::Records;
 use crate::data::{Dataset, Task};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::{GridGaussian, SecureRng};
+use crate::numeric::GridSum;
 use crate::privacy::{Bound, Guarantee, Release};
 use crate::tune::cost::fits;
 use crate::tune::{Config, Learner};
@@ -31,6 +32,13 @@ pub const RIDGE_KEYS: [&str; 1] = ["regularization"];
 /// so ‖x‖ ≤ 1, and the label is mapped to [−1, 1] by its declared bounds. One record adds xxᵀ
 /// (its upper triangle, d(d+1)/2 entries, has L2 norm ≤ ‖x‖² ≤ 1) and x·y (norm ≤ 1): the
 /// released vector has L2 sensitivity √2 (add/remove).
+///
+/// Floating-point error: those bounds hold for exact arithmetic; the computed xᵢxⱼ and xᵢy can
+/// exceed them by a few ulps, and a float sum of n terms errs by up to γ_{n−1}·Σ|terms| with n
+/// the private record count. Neither is charged as slack: each record's statistics vector is
+/// clipped to norm √2 on the noise grid (a no-op in exact arithmetic) and the vectors are summed
+/// exactly in integers ([`GridSum`]), so the released sum has sensitivity exactly √2 (add/remove)
+/// or 2√2 (replace) in any arithmetic, and the noise is added in grid units.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RidgeSsp;
 
@@ -87,7 +95,10 @@ impl Learner for RidgeSsp {
             });
         }
         let a = 1.0 / (data.max_norm() * data.max_norm() + 1.0).sqrt().next_up();
-        let mut stats = vec![0.0; m + d];
+        // One record's statistics, clipped on the noise grid to the add/remove sensitivity √2
+        // and summed exactly (see the type's doc: no floating-point slack to charge).
+        let mut stats = GridSum::new(mech.resolution(), 2f64.sqrt(), "sensitivity", m + d)?;
+        let mut term = vec![0.0; m + d];
         let mut x = vec![0.0; d];
         for i in 0..data.len() {
             for (j, v) in data.row(i).iter().enumerate() {
@@ -98,15 +109,16 @@ impl Learner for RidgeSsp {
             let mut t = 0;
             for j in 0..d {
                 for k in j..d {
-                    stats[t] += x[j] * x[k];
+                    term[t] = x[j] * x[k];
                     t += 1;
                 }
             }
             for j in 0..d {
-                stats[m + j] += x[j] * y;
+                term[m + j] = x[j] * y;
             }
+            stats.add(&term)?;
         }
-        let noisy = mech.release_vec(rng, &stats)?;
+        let noisy = stats.release(|| mech.grid_noise().sample(rng));
         let mut xtx = DMatrix::<f64>::identity(d, d) * lambda;
         let mut t = 0;
         for j in 0..d {
