@@ -274,7 +274,6 @@ fn tune_releases_the_configuration_its_score_and_public_epsilons() {
 }
 
 #[test]
-#[ignore = "enabled after the leak fixes merge (today gp prints test_rmse and the clipped count by default)"]
 fn gp_releases_the_lengthscale_and_public_noise_scales() {
     check("gp", &["--seed", "3"]);
     check("gp", &["--seed", "3", "--diagnostics"]);
