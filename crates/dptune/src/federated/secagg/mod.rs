@@ -288,4 +288,6 @@ pub fn overflow_probability(max_count: u64, variance: f64, dim: usize) -> f64 {
 }
 
 #[cfg(test)]
+mod fault_tests;
+#[cfg(test)]
 mod tests;
