@@ -45,7 +45,7 @@ impl Setup {
     }
 
     fn with(params: SecAggParams, seed: u64) -> Self {
-        let mut rng = SecureRng::seeded(seed ^ 0x5eca_66);
+        let mut rng = SecureRng::seeded(seed ^ 0x005e_ca66);
         let inputs = inputs(params.clients(), params.dim(), &mut rng);
         Setup {
             params,
