@@ -236,27 +236,25 @@ impl Server {
 
     /// Two survivors i, j cancel their pairwise mask only if each masked against the other.
     /// When j's shares reached i but not the other way round (j addressed its shares to only
-    /// some neighbours, or a ciphertext was lost), i's masked input carries PRG(s_ij) and j's
-    /// does not: i's masked input is set aside and i is treated as dropped, so its mask key is
-    /// reconstructed and its mask with j removed. Repeats until every surviving pair agrees.
+    /// some neighbours), i's masked input carries PRG(s_ij) and j's does not: i's masked input
+    /// is set aside and i is treated as dropped, so its mask key is reconstructed and its masks
+    /// with the others removed. One pass suffices: whether a pair is one-sided depends on the
+    /// two neighbour lists only, so setting clients aside never makes another pair one-sided.
     fn demote_one_sided(&mut self) {
-        loop {
-            let one_sided = self.masked.iter().find_map(|(&i, m)| {
-                m.live
-                    .iter()
-                    .any(|j| {
-                        self.masked
-                            .get(j)
-                            .is_some_and(|mj| mj.live.binary_search(&i).is_err())
-                    })
-                    .then_some(i)
-            });
-            match one_sided {
-                Some(i) => {
-                    self.masked.remove(&i);
-                }
-                None => return,
-            }
+        let one_sided: Vec<u32> = self
+            .masked
+            .iter()
+            .filter(|&(&i, m)| {
+                m.live.iter().any(|j| {
+                    self.masked
+                        .get(j)
+                        .is_some_and(|mj| mj.live.binary_search(&i).is_err())
+                })
+            })
+            .map(|(&i, _)| i)
+            .collect();
+        for i in one_sided {
+            self.masked.remove(&i);
         }
     }
 
