@@ -139,3 +139,22 @@ def test_a_bit_flip_in_any_message_gives_the_exact_sum_or_no_release(direction, 
         except dptune.NoRelease:
             refused += 1
     assert released + refused > 0
+
+
+@pytest.mark.parametrize("stage", range(STAGES))
+def test_a_reply_claiming_another_clients_id_is_ignored(stage):
+    # Node 4's reply relabelled as client 1's and delivered first. Regression (stage 0): it was
+    # taken for client 1's advertisement (the server read the sender from the message, not from
+    # the transport), client 1's genuine one was refused as a duplicate, and client 1 dropped
+    # on seeing keys that were not its own. In later stages the protocol's own checks refuse
+    # the relabelled message; now it is not even looked at.
+    def forge(direction, s, msgs):
+        if direction == "up" and s == stage:
+            own = dict(msgs)[4]
+            forged = own[:13] + (1).to_bytes(4, "little") + own[17:]
+            return [(4, forged)] + msgs
+        return msgs
+
+    total, survivors, states = drive(fault=forge)
+    assert survivors == list(range(N))
+    exact(total, survivors, states)

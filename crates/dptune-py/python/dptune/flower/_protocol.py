@@ -204,6 +204,13 @@ def client_step(
 # Server side
 
 
+def _sender(data: bytes) -> Optional[int]:
+    """The sender id in a secure-aggregation message header (magic ``DSA1``, kind u8, round
+    u64, sender u32, recipient u32, little-endian: the wire format of dptune's ``secagg::wire``),
+    or None if the bytes are too short to hold one."""
+    return int.from_bytes(data[13:17], "little") if len(data) >= 21 else None
+
+
 @dataclass
 class ServerRound:
     """The server's side of one round; ``ids`` maps SecAgg ids to transport addresses."""
@@ -229,12 +236,16 @@ class ServerRound:
         return dict(self.pending)
 
     def collect(self, replies: Iterable[tuple]) -> int:
-        """Feeds (sid, bytes) replies; refused or missing replies count as dropouts. Returns the
-        number accepted. An honest client's messages never depend on its data in form (its vote
+        """Feeds (sid, bytes) replies; refused or missing replies count as dropouts, and so does a
+        reply whose header names another sender than the node it came from (the transport's
+        node id is the client's identity; the protocol alone cannot tell who sent a message).
+        Returns the number accepted. An honest client's messages never depend on its data in form (its vote
         always exists, see :func:`local_scores`), so refusals come from crashes, replays or
         tampering only."""
         n = 0
         for sid, data in replies:
+            if _sender(data) != sid:
+                continue  # claims another client's id than the node it came from
             try:
                 self.server.receive(data)
                 n += 1
