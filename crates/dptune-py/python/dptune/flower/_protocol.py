@@ -167,15 +167,22 @@ def client_step(
 ) -> bytes:
     """Handles one server message. ``state`` is the client's persistent, node-local state
     (a dict of bytes/ints; the Flower app maps it onto ``context.state``)."""
-    if stage == 0:
+    mine = state.get("sid") == sid and state.get("round") == cfg.round
+    if stage == 0 and mine and state.get("msgs") == []:
+        # The stage-0 message again (a redelivery): answer with the same advertisement. A
+        # fresh key would no longer match the one the server kept, and the client would drop.
+        pass
+    elif stage == 0 and not mine:
         scores = local_scores(cfg, evaluate, context, partition)
         noisy = _core.noisy_vote(scores, cfg.plan(), seed=cfg.seed, stream=partition)
         state.clear()
         state["key"] = os.urandom(32)
         state["vote"] = noisy.astype("<i8").tobytes()
         state["sid"] = sid
+        state["round"] = cfg.round
         state["msgs"] = []
-    elif state.get("sid") != sid or len(state.get("msgs", [])) != stage - 1:
+    elif not mine or len(state.get("msgs", [])) != stage - 1:
+        # A stage out of order, repeated, or for another round or id: refused, state unchanged.
         raise _core.DptuneError(
             "data error in secure-aggregation protocol (client): stage out of order"
         )
@@ -195,6 +202,13 @@ def client_step(
 
 # ------------------------------------------------------------------------------------------------
 # Server side
+
+
+def _sender(data: bytes) -> Optional[int]:
+    """The sender id in a secure-aggregation message header (magic ``DSA1``, kind u8, round
+    u64, sender u32, recipient u32, little-endian: the wire format of dptune's ``secagg::wire``),
+    or None if the bytes are too short to hold one."""
+    return int.from_bytes(data[13:17], "little") if len(data) >= 21 else None
 
 
 @dataclass
@@ -222,12 +236,16 @@ class ServerRound:
         return dict(self.pending)
 
     def collect(self, replies: Iterable[tuple]) -> int:
-        """Feeds (sid, bytes) replies; refused or missing replies count as dropouts. Returns the
-        number accepted. An honest client's messages never depend on its data in form (its vote
+        """Feeds (sid, bytes) replies; refused or missing replies count as dropouts, and so does a
+        reply whose header names another sender than the node it came from (the transport's
+        node id is the client's identity; the protocol alone cannot tell who sent a message).
+        Returns the number accepted. An honest client's messages never depend on its data in form (its vote
         always exists, see :func:`local_scores`), so refusals come from crashes, replays or
         tampering only."""
         n = 0
         for sid, data in replies:
+            if _sender(data) != sid:
+                continue  # claims another client's id than the node it came from
             try:
                 self.server.receive(data)
                 n += 1
@@ -266,6 +284,13 @@ class ServerRound:
 def result_line(result: Mapping[str, Any]) -> str:
     """The one line the ServerApp prints (parsed by tests and scripts)."""
     return "DPTUNE_RESULT " + json.dumps(result, sort_keys=True)
+
+
+def refusal_line() -> str:
+    """The line the ServerApp prints instead of :func:`result_line` when the round ends in
+    ``NoRelease`` (too few survivors, or a secret that cannot be reconstructed or fails its
+    check): nothing is released, not even which stage or client failed."""
+    return "DPTUNE_REFUSED " + json.dumps({"error": "NoRelease", "released": None})
 
 
 # ------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ def _load_state(context: Context) -> dict:
         "key": bytes(rec["key"]),
         "vote": bytes(rec["vote"]),
         "sid": int(rec["sid"]),
+        "round": int(rec["round"]),
         "msgs": [bytes(rec[f"msg{i}"]) for i in range(n)],
     }
 
@@ -31,6 +32,7 @@ def _save_state(context: Context, state: dict) -> None:
             "key": state["key"],
             "vote": state["vote"],
             "sid": int(state["sid"]),
+            "round": int(state["round"]),
             "nmsgs": len(state["msgs"]),
         }
     )

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::Zeroizing;
 
-use super::crypto::{apply_mask, keypair, open, pairwise_keys, seal, PeerKey, Purpose};
+use super::crypto::{apply_mask, input_tag, keypair, open, pairwise_keys, seal, PeerKey, Purpose};
 use super::shamir::{split, Share};
-use super::wire::{decode_share_pair, encode_share_pair, Body, Kind, Message, SERVER};
+use super::wire::{decode_share_pair, encode_share_pair, Body, KeyView, Kind, Message, SERVER};
 use super::SecAggParams;
 use crate::error::{Error, Result};
 use crate::noise::SecureRng;
@@ -28,6 +28,8 @@ enum Stage {
 /// them.
 struct PeerKeys {
     mask_pk: PeerKey,
+    /// `mask_pk` as the server sent it (compared with the neighbour's own, stage 2).
+    mask_pk_bytes: [u8; 32],
     enc_pk: PeerKey,
     /// HKDF-SHA256(X25519(enc_sk, enc_pk)) for [`Purpose::Share`], computed once in stage 1 and
     /// reused to open the neighbour's ciphertext in stage 2 (the key is the same in both
@@ -188,6 +190,7 @@ impl Client {
                 }
                 let keys = PeerKeys {
                     mask_pk,
+                    mask_pk_bytes: k.mask_pk,
                     enc_pk,
                     share_key: None,
                 };
@@ -226,7 +229,11 @@ impl Client {
         for ((((&h, peer), s), k), key) in
             peers.iter_mut().zip(seed_shares).zip(key_shares).zip(keys)
         {
-            let plain = Zeroizing::new(encode_share_pair(self.id, h, &s, &k));
+            let view = KeyView {
+                owner_mask_pk: self.mask_pk.to_bytes(),
+                holder_mask_pk: peer.mask_pk_bytes,
+            };
+            let plain = Zeroizing::new(encode_share_pair(self.id, h, &view, &s, &k));
             out.push((h, seal(&key, round, self.id, h, &plain)));
             peer.share_key = Some(key);
         }
@@ -254,8 +261,16 @@ impl Client {
             };
             let plain = open(key, self.params.round(), from, self.id, &ct)
                 .ok_or_else(|| protocol(format!("share from {from} fails authentication")))?;
-            let pair = decode_share_pair(&plain, from, self.id)?;
-            self.held.insert(from, pair);
+            let (view, seed, key) = decode_share_pair(&plain, from, self.id)?;
+            if view.owner_mask_pk != peer.mask_pk_bytes
+                || view.holder_mask_pk != self.mask_pk.to_bytes()
+            {
+                return Err(protocol(format!(
+                    "inconsistent views: client {from} and this client were shown different \
+                     mask keys for each other"
+                )));
+            }
+            self.held.insert(from, (seed, key));
             live.push(from);
         }
         // The share keys are not needed any more.
@@ -281,8 +296,10 @@ impl Client {
         for (&(j, _), seed) in mask_pks.iter().zip(&seeds) {
             apply_mask(&mut y, seed, self.id < j);
         }
+        live.sort_unstable();
+        let tag = input_tag(&self.self_seed, self.params.round(), self.id, &live, &y);
         self.stage = Stage::MaskedSent;
-        Ok(self.send(Body::MaskedInput(y)))
+        Ok(self.send(Body::MaskedInput { y, live, tag }))
     }
 
     /// Stage 3: receives who survived and who dropped; reveals for each neighbour either the

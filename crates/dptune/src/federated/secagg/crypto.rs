@@ -18,6 +18,7 @@ use sha2::Sha256;
 use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::{Zeroize, Zeroizing};
 
+use super::wire::TAG_LEN;
 use crate::noise::SecureRng;
 
 /// What a pairwise key is for. Each purpose has its own HKDF domain-separation label, so a
@@ -172,6 +173,43 @@ pub(crate) fn apply_mask(acc: &mut [u32], seed: &[u8; 32], add: bool) {
             a.wrapping_sub(m)
         };
     }
+}
+
+/// The tag of client `from`'s masked input in `round`: ChaCha20-Poly1305 over an empty
+/// plaintext with (round, from, `live`, `y`) as associated data, i.e. a Poly1305 one-time MAC,
+/// under HKDF-SHA256(ikm = self-mask seed b, salt = round id, info = label || from). The key is
+/// used once (b is fresh per client and round; a client sends one masked input per round) and
+/// is independent of the mask stream PRG(b), which ChaCha20 draws from b itself. Only the
+/// sender knows b until the unmask stage, when the server reconstructs it and checks the tag: a
+/// masked input altered on the way, forged under another client's id, or unmasked with a wrong
+/// reconstruction of b fails the check (forgery probability ≤ 2^−100 per attempt for inputs of
+/// up to 2^24 words, RFC 8439 §4).
+pub(crate) fn input_tag(
+    seed: &[u8; 32],
+    round: u64,
+    from: u32,
+    live: &[u32],
+    y: &[u32],
+) -> [u8; TAG_LEN] {
+    let hk = Hkdf::<Sha256>::new(Some(&round.to_le_bytes()), seed);
+    let mut info = b"dptune/secagg/v1/input-tag".to_vec();
+    info.extend_from_slice(&from.to_le_bytes());
+    let mut key = Zeroizing::new([0u8; 32]);
+    hk.expand(&info, key.as_mut())
+        .expect("32-byte HKDF-SHA256 output is always valid");
+    let mut ad = Vec::with_capacity(16 + 4 * (live.len() + y.len()));
+    ad.extend_from_slice(&round.to_le_bytes());
+    ad.extend_from_slice(&from.to_le_bytes());
+    ad.extend_from_slice(&(live.len() as u32).to_le_bytes());
+    for w in live.iter().chain(y) {
+        ad.extend_from_slice(&w.to_le_bytes());
+    }
+    let tag = ChaCha20Poly1305::new((&*key).into())
+        .encrypt(&[0u8; 12].into(), Payload { msg: &[], aad: &ad })
+        .expect("ChaCha20-Poly1305 over an empty plaintext cannot fail");
+    let mut out = [0u8; TAG_LEN];
+    out.copy_from_slice(&tag);
+    out
 }
 
 /// The AEAD nonce for a message from `from` to `to`: distinct per direction, so the two ends of

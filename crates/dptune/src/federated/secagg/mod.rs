@@ -5,7 +5,8 @@
 //! Machine Learning", CCS 2017, IACR ePrint 2017/281) with the sparse neighbour graph of SecAgg+
 //! (Bell, Bonawitz, Gascón, Lepoint, Raykova, "Secure Single-Server Aggregation with
 //! (Poly)Logarithmic Overhead", CCS 2020, ePrint 2020/704), in the honest-but-curious server
-//! model (no signatures, no consistency round). Four server ↔ client round trips:
+//! model (no signatures, no consistency round; what a malicious server can and cannot do is
+//! below and in docs/FEDERATED.md). Four server ↔ client round trips:
 //!
 //! 0. **Advertise keys.** Each client creates two X25519 key pairs (mask, encryption) and sends
 //!    the public keys ([`wire::Kind::AdvertiseKeys`]). The server, and again every neighbour,
@@ -16,15 +17,27 @@
 //!    with threshold `threshold` among its neighbourhood (itself included), and encrypts each
 //!    neighbour's pair of shares with ChaCha20-Poly1305 under
 //!    HKDF-SHA256(X25519(enc_sk_i, enc_pk_j)); the associated data binds round, sender and
-//!    recipient.
+//!    recipient. The plaintext also carries mask_pk_i and mask_pk_j as i received it: j refuses
+//!    to go on if either differs from its own view (a server that showed i and j different mask
+//!    keys for each other would otherwise make their pairwise masks fail to cancel).
 //! 2. **Masked input.** Client i sends y_i = x_i + PRG(b_i) + Σ_{j∈N(i), i<j} PRG(s_ij)
 //!    − Σ_{j∈N(i), i>j} PRG(s_ij) (mod 2^32), over the neighbours j that completed stage 1, with
-//!    s_ij = HKDF-SHA256(X25519(mask_sk_i, mask_pk_j)) and PRG = the ChaCha20 keystream.
+//!    s_ij = HKDF-SHA256(X25519(mask_sk_i, mask_pk_j)) and PRG = the ChaCha20 keystream. The
+//!    message names those neighbours and carries a Poly1305 tag over (round, i, neighbours, y_i)
+//!    under a key derived from b_i (`crypto::input_tag`). The server refuses a neighbour list
+//!    that differs from the shares it forwarded to i, and sets aside a survivor whose mask with
+//!    another survivor is one-sided (that survivor is then treated as dropped).
 //! 3. **Unmask.** The server names the survivors of stage 2 and the clients that dropped after
 //!    stage 1. Each responding client reveals, for each neighbour, the share of b_j (survivor) or
 //!    of mask_sk_j (dropped), never both: a client answers one unmask request per round. The
-//!    server reconstructs b_j and removes PRG(b_j); it reconstructs mask_sk_j (checked against
-//!    mask_pk_j) and removes j's pairwise masks from its surviving neighbours.
+//!    server reconstructs b_j, checks y_j's tag under it (a masked input altered on the way or
+//!    sent under j's id by someone else, or a wrong share of b_j, fails: [`Error::NoRelease`])
+//!    and removes PRG(b_j); it reconstructs mask_sk_j (checked against mask_pk_j) and removes
+//!    j's pairwise masks from the survivors that masked against j.
+//!
+//! **Faults** (tests in `fault_tests.rs`; the list and the limits in docs/FEDERATED.md,
+//! "Faults"): tampered, replayed, duplicated, reordered, late and forged messages end in the
+//! exact sum of the survivors or in a typed refusal, never in a wrong sum.
 //!
 //! **Dropouts.** With the complete graph ([`SecAggParams::complete`]) the Shamir threshold equals
 //! the minimum number of survivors t: any n − t clients may drop at any stage and the server still
@@ -287,5 +300,7 @@ pub fn overflow_probability(max_count: u64, variance: f64, dim: usize) -> f64 {
     p.next_up().min(1.0)
 }
 
+#[cfg(test)]
+mod fault_tests;
 #[cfg(test)]
 mod tests;

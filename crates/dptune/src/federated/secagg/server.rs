@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use x25519_dalek::{PublicKey, StaticSecret};
 
-use super::crypto::{apply_mask, pairwise_keys, PeerKey, Purpose};
+use super::crypto::{apply_mask, input_tag, pairwise_keys, PeerKey, Purpose};
 use super::shamir::{combine, lagrange_at_zero, Share};
-use super::wire::{Body, Kind, Message, PublicKeys, SERVER};
+use super::wire::{Body, Kind, Message, PublicKeys, SERVER, TAG_LEN};
 use super::SecAggParams;
 use crate::error::{Error, Result};
 
@@ -27,6 +27,15 @@ enum Stage {
     CollectMasked,
     CollectUnmask,
     Done,
+}
+
+/// A survivor's masked input as received.
+#[derive(Debug)]
+struct Masked {
+    y: Vec<u32>,
+    /// The neighbours whose pairwise masks `y` contains.
+    live: Vec<u32>,
+    tag: [u8; TAG_LEN],
 }
 
 /// The result of a round: the sum in ℤ_{2^32} of the survivors' inputs, and who they are.
@@ -49,7 +58,9 @@ pub struct Server {
     /// Stage-1 ciphertexts: recipient → (sender, ciphertext).
     mailbox: BTreeMap<u32, Vec<(u32, Vec<u8>)>>,
     shared: BTreeSet<u32>,
-    masked: BTreeMap<u32, Vec<u32>>,
+    /// Stage-2 inboxes: recipient → the senders whose ciphertexts it was sent, increasing.
+    forwarded: BTreeMap<u32, Vec<u32>>,
+    masked: BTreeMap<u32, Masked>,
     dropped: Vec<u32>,
     unmask: BTreeMap<u32, (OwnedShares, OwnedShares)>,
 }
@@ -71,6 +82,7 @@ impl Server {
             mask_keys: BTreeMap::new(),
             mailbox: BTreeMap::new(),
             shared: BTreeSet::new(),
+            forwarded: BTreeMap::new(),
             masked: BTreeMap::new(),
             dropped: Vec::new(),
             unmask: BTreeMap::new(),
@@ -175,7 +187,7 @@ impl Server {
                 }
                 self.shared.insert(from);
             }
-            Body::MaskedInput(y) => {
+            Body::MaskedInput { y, live, tag } => {
                 if y.len() != self.params.dim() {
                     return Err(refuse(format!(
                         "masked input of length {}, expected {}",
@@ -183,7 +195,16 @@ impl Server {
                         self.params.dim()
                     )));
                 }
-                self.masked.insert(from, y);
+                // The masks in y must be those of the shares this server forwarded to `from`,
+                // or the pairwise masks would not cancel (a lost or withheld ciphertext).
+                let sent = self.forwarded.get(&from).map(Vec::as_slice).unwrap_or(&[]);
+                if live != sent {
+                    return Err(refuse(format!(
+                        "masked input of {from} is masked against {live:?}, but it was sent the \
+                         shares of {sent:?}"
+                    )));
+                }
+                self.masked.insert(from, Masked { y, live, tag });
             }
             Body::UnmaskShares {
                 seed_shares,
@@ -211,6 +232,30 @@ impl Server {
             _ => return Err(refuse("client sent a server message")),
         }
         Ok(())
+    }
+
+    /// Two survivors i, j cancel their pairwise mask only if each masked against the other.
+    /// When j's shares reached i but not the other way round (j addressed its shares to only
+    /// some neighbours), i's masked input carries PRG(s_ij) and j's does not: i's masked input
+    /// is set aside and i is treated as dropped, so its mask key is reconstructed and its masks
+    /// with the others removed. One pass suffices: whether a pair is one-sided depends on the
+    /// two neighbour lists only, so setting clients aside never makes another pair one-sided.
+    fn demote_one_sided(&mut self) {
+        let one_sided: Vec<u32> = self
+            .masked
+            .iter()
+            .filter(|&(&i, m)| {
+                m.live.iter().any(|j| {
+                    self.masked
+                        .get(j)
+                        .is_some_and(|mj| mj.live.binary_search(&i).is_err())
+                })
+            })
+            .map(|(&i, _)| i)
+            .collect();
+        for i in one_sided {
+            self.masked.remove(&i);
+        }
     }
 
     fn check_alive(&self, alive: usize, what: &str) -> Result<()> {
@@ -260,12 +305,16 @@ impl Server {
                             .into_iter()
                             .filter(|(from, _)| self.shared.contains(from))
                             .collect();
+                        let mut senders: Vec<u32> = inbox.iter().map(|&(j, _)| j).collect();
+                        senders.sort_unstable();
+                        self.forwarded.insert(i, senders);
                         let body = Body::ForwardedShares(inbox);
                         (i, Message::new(round, SERVER, i, body).encode())
                     })
                     .collect()
             }
             Stage::CollectMasked => {
+                self.demote_one_sided();
                 self.check_alive(self.masked.len(), "sent masked inputs")?;
                 self.stage = Stage::CollectUnmask;
                 let survivors: Vec<u32> = self.masked.keys().copied().collect();
@@ -317,16 +366,25 @@ impl Server {
         }
         let mut lagrange = LagrangeCache::default();
         let mut sum = vec![0u32; self.params.dim()];
-        for (i, y) in &self.masked {
-            for (s, v) in sum.iter_mut().zip(y) {
+        for (&i, m) in &self.masked {
+            for (s, v) in sum.iter_mut().zip(&m.y) {
                 *s = s.wrapping_add(*v);
             }
-            let shares = seed_shares.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            let shares = seed_shares.get(&i).map(Vec::as_slice).unwrap_or(&[]);
             let seed = lagrange
                 .reconstruct(shares, t)
                 .ok_or_else(|| Error::NoRelease {
                     reason: format!("the self-mask seed of client {i} cannot be reconstructed"),
                 })?;
+            if input_tag(&seed, self.params.round(), i, &m.live, &m.y) != m.tag {
+                return Err(Error::NoRelease {
+                    reason: format!(
+                        "the masked input of client {i} fails authentication under its \
+                         reconstructed seed (altered in transit, sent under its id by someone \
+                         else, or wrong shares of its seed)"
+                    ),
+                });
+            }
             apply_mask(&mut sum, &seed, false);
         }
         for &j in &self.dropped {
@@ -342,11 +400,12 @@ impl Server {
                     reason: format!("shares of client {j}'s mask key are inconsistent"),
                 });
             }
+            // Exactly the survivors that masked against j (their `live` names j).
             let neighbours: Vec<(u32, &PeerKey)> = self
                 .masked
-                .keys()
-                .filter(|&&i| self.params.are_neighbours(i, j))
-                .map(|&i| (i, &self.mask_keys[&i]))
+                .iter()
+                .filter(|(_, m)| m.live.binary_search(&j).is_ok())
+                .map(|(&i, _)| (i, &self.mask_keys[&i]))
                 .collect();
             let seeds = pairwise_keys(Purpose::Mask, &sk, j, &neighbours, self.params.round());
             for (&(i, _), seed) in neighbours.iter().zip(&seeds) {

@@ -7,13 +7,13 @@ use super::local::{run_round, DropAt};
 use super::wire::{Body, Message, PublicKeys, SERVER};
 use super::*;
 
-fn inputs(n: usize, dim: usize, rng: &mut SecureRng) -> Vec<Vec<u32>> {
+pub(super) fn inputs(n: usize, dim: usize, rng: &mut SecureRng) -> Vec<Vec<u32>> {
     (0..n)
         .map(|_| (0..dim).map(|_| rng.next_u64() as u32).collect())
         .collect()
 }
 
-fn plain_sum(inputs: &[Vec<u32>], who: &[u32]) -> Vec<u32> {
+pub(super) fn plain_sum(inputs: &[Vec<u32>], who: &[u32]) -> Vec<u32> {
     let mut s = vec![0u32; inputs[0].len()];
     for &i in who {
         for (a, b) in s.iter_mut().zip(&inputs[i as usize]) {
@@ -156,7 +156,7 @@ fn masked_view(round: u64, x0: &[u32], rng: &mut SecureRng) -> Vec<u32> {
     assert_eq!(*to, 0);
     let bytes = cs[0].masked_input(m).unwrap();
     match Message::decode(&bytes).unwrap().body {
-        Body::MaskedInput(y) => y,
+        Body::MaskedInput { y, .. } => y,
         _ => unreachable!(),
     }
 }
@@ -244,7 +244,17 @@ fn tampered_replayed_and_malformed_messages_are_rejected() {
         shares_a.push(a.clients[*to as usize].share_keys(m).unwrap());
     }
     // A message of the wrong stage is refused by the server.
-    let stale = Message::new(10, 0, SERVER, Body::MaskedInput(vec![0; 4])).encode();
+    let stale = Message::new(
+        10,
+        0,
+        SERVER,
+        Body::MaskedInput {
+            y: vec![0; 4],
+            live: vec![],
+            tag: [0; 16],
+        },
+    )
+    .encode();
     assert!(a.server.receive(&stale).is_err());
     for m in &shares_a {
         a.server.receive(m).unwrap();

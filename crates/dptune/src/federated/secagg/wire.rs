@@ -90,7 +90,18 @@ pub enum Body {
     /// See [`Kind::ForwardedShares`]: (sender, ciphertext).
     ForwardedShares(Vec<(u32, Vec<u8>)>),
     /// See [`Kind::MaskedInput`].
-    MaskedInput(Vec<u32>),
+    MaskedInput {
+        /// y_i = x_i + masks (mod 2^32).
+        y: Vec<u32>,
+        /// The neighbours whose pairwise masks are in `y` (those whose shares reached the
+        /// sender), in increasing order: the server cancels exactly these.
+        live: Vec<u32>,
+        /// Poly1305 tag over (round, sender, `live`, `y`) under a key derived from the sender's
+        /// self-mask seed (`crypto::input_tag`); the server checks it once it has reconstructed
+        /// the seed, so a masked input altered in transit or sent under another client's id is
+        /// refused instead of summed.
+        tag: [u8; TAG_LEN],
+    },
     /// See [`Kind::UnmaskRequest`].
     UnmaskRequest {
         /// Clients whose masked input arrived (their self-mask seeds are to be revealed).
@@ -114,7 +125,7 @@ impl Body {
             Body::Keys(_) => Kind::Keys,
             Body::EncryptedShares(_) => Kind::EncryptedShares,
             Body::ForwardedShares(_) => Kind::ForwardedShares,
-            Body::MaskedInput(_) => Kind::MaskedInput,
+            Body::MaskedInput { .. } => Kind::MaskedInput,
             Body::UnmaskRequest { .. } => Kind::UnmaskRequest,
             Body::UnmaskShares { .. } => Kind::UnmaskShares,
         }
@@ -137,13 +148,35 @@ fn malformed(reason: impl Into<String>) -> Error {
     }
 }
 
-/// The plaintext of one encrypted share: owner, holder and the two shares.
-pub(crate) const SHARE_PLAINTEXT_LEN: usize = 8 + 2 * 8 * LIMBS;
+/// Length of the masked-input tag (a Poly1305 tag).
+pub const TAG_LEN: usize = 16;
 
-pub(crate) fn encode_share_pair(owner: u32, holder: u32, seed: &Share, key: &Share) -> Vec<u8> {
+/// The plaintext of one encrypted share: owner, holder, the owner's mask public key, the
+/// holder's mask public key as the owner received it, and the two shares.
+pub(crate) const SHARE_PLAINTEXT_LEN: usize = 8 + 64 + 2 * 8 * LIMBS;
+
+/// The mask public keys a share plaintext carries: the owner's own, and the holder's as the
+/// server showed it to the owner. The holder compares both with its own view, so a server that
+/// shows two clients different mask keys for each other (their pairwise masks would then not
+/// cancel) is caught before either sends a masked input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeyView {
+    pub owner_mask_pk: [u8; 32],
+    pub holder_mask_pk: [u8; 32],
+}
+
+pub(crate) fn encode_share_pair(
+    owner: u32,
+    holder: u32,
+    view: &KeyView,
+    seed: &Share,
+    key: &Share,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(SHARE_PLAINTEXT_LEN);
     out.extend_from_slice(&owner.to_le_bytes());
     out.extend_from_slice(&holder.to_le_bytes());
+    out.extend_from_slice(&view.owner_mask_pk);
+    out.extend_from_slice(&view.holder_mask_pk);
     for v in seed.y.iter().chain(key.y.iter()) {
         out.extend_from_slice(&v.to_le_bytes());
     }
@@ -151,11 +184,19 @@ pub(crate) fn encode_share_pair(owner: u32, holder: u32, seed: &Share, key: &Sha
 }
 
 /// Decodes a share plaintext; the owner/holder it names must be the expected ones.
-pub(crate) fn decode_share_pair(bytes: &[u8], owner: u32, holder: u32) -> Result<(Share, Share)> {
+pub(crate) fn decode_share_pair(
+    bytes: &[u8],
+    owner: u32,
+    holder: u32,
+) -> Result<(KeyView, Share, Share)> {
     let mut r = Reader { b: bytes, pos: 0 };
     if r.u32()? != owner || r.u32()? != holder {
         return Err(malformed("share names the wrong owner or holder"));
     }
+    let view = KeyView {
+        owner_mask_pk: r.key()?,
+        holder_mask_pk: r.key()?,
+    };
     let x = holder as u64 + 1;
     let mut seed = Share { x, y: [0; LIMBS] };
     let mut key = Share { x, y: [0; LIMBS] };
@@ -163,7 +204,7 @@ pub(crate) fn decode_share_pair(bytes: &[u8], owner: u32, holder: u32) -> Result
         *v = r.u64()?;
     }
     r.end()?;
-    Ok((seed, key))
+    Ok((view, seed, key))
 }
 
 struct Writer(Vec<u8>);
@@ -315,11 +356,13 @@ impl Message {
                     w.bytes(ct);
                 }
             }
-            Body::MaskedInput(y) => {
+            Body::MaskedInput { y, live, tag } => {
                 w.len(y.len());
                 for &v in y {
                     w.u32(v);
                 }
+                w.ids(live);
+                w.0.extend_from_slice(tag);
             }
             Body::UnmaskRequest { survivors, dropped } => {
                 w.ids(survivors);
@@ -381,7 +424,11 @@ impl Message {
             }
             Kind::MaskedInput => {
                 let n = r.len(4)?;
-                Body::MaskedInput((0..n).map(|_| r.u32()).collect::<Result<_>>()?)
+                let y = (0..n).map(|_| r.u32()).collect::<Result<_>>()?;
+                let live = r.ids()?;
+                let mut tag = [0u8; TAG_LEN];
+                tag.copy_from_slice(r.take(TAG_LEN)?);
+                Body::MaskedInput { y, live, tag }
             }
             Kind::UnmaskRequest => Body::UnmaskRequest {
                 survivors: r.ids()?,
@@ -429,7 +476,16 @@ mod tests {
             ),
             Message::new(9, 1, SERVER, Body::EncryptedShares(vec![(2, vec![7; 10])])),
             Message::new(9, SERVER, 1, Body::ForwardedShares(vec![(2, vec![])])),
-            Message::new(9, 1, SERVER, Body::MaskedInput(vec![1, u32::MAX])),
+            Message::new(
+                9,
+                1,
+                SERVER,
+                Body::MaskedInput {
+                    y: vec![1, u32::MAX],
+                    live: vec![0, 2],
+                    tag: [5; TAG_LEN],
+                },
+            ),
             Message::new(
                 9,
                 SERVER,
