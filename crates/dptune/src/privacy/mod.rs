@@ -8,6 +8,7 @@ pub mod convert;
 pub mod gaussian;
 mod guarantee;
 mod ledger;
+pub mod pld;
 mod rdp;
 pub mod repeat;
 pub mod subsampled;
