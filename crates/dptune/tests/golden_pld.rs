@@ -24,16 +24,29 @@ fn every_golden_case_is_valid_and_tight() {
         let spec: ComposeSpec = serde_json::from_value(c["inputs"].clone()).unwrap();
         let x = &c["expected"];
         let start = std::time::Instant::now();
-        let eps = spec.pld(PldConfig::default()).unwrap().epsilon(spec.delta).unwrap();
+        let eps = spec
+            .pld(PldConfig::default())
+            .unwrap()
+            .epsilon(spec.delta)
+            .unwrap();
         let took = start.elapsed();
         let lower = x["eps_lower_bound"].as_f64().unwrap();
         let lower_prv = x["eps_lower_bound_prv"].as_f64().unwrap_or(0.0);
         let upper = x["eps_dp_accounting_pld"].as_f64().unwrap();
         eprintln!("{id}: {eps:.9} in [{lower:.9}, {upper:.9}] ({took:?})");
-        assert!(eps >= lower.max(lower_prv), "{id}: {eps} below the lower bound");
-        assert!(eps <= upper * (1.0 + 1e-3), "{id}: {eps} above dp_accounting");
+        assert!(
+            eps >= lower.max(lower_prv),
+            "{id}: {eps} below the lower bound"
+        );
+        assert!(
+            eps <= upper * (1.0 + 1e-3),
+            "{id}: {eps} above dp_accounting"
+        );
         if let Some(exact) = x["eps_exact"].as_f64() {
-            assert!(eps >= exact && eps <= exact * (1.0 + 1e-3), "{id}: {eps} vs {exact}");
+            assert!(
+                eps >= exact && eps <= exact * (1.0 + 1e-3),
+                "{id}: {eps} vs {exact}"
+            );
         }
     }
 }

@@ -24,7 +24,15 @@ pub(super) const QUADRATURE_ERROR: f64 = 1e-13;
 const U: f64 = f64::EPSILON / 2.0;
 
 /// Gauss–Legendre nodes and weights on [−1, 1].
-const GL2: [(f64, f64); 2] = [(-0.577_350_269_189_625_8, 1.0), (0.577_350_269_189_625_8, 1.0)];
+const GL2: [(f64, f64); 2] = [
+    (-0.577_350_269_189_625_8, 1.0),
+    (0.577_350_269_189_625_8, 1.0),
+];
+const GL3: [(f64, f64); 3] = [
+    (-0.774_596_669_241_483_4, 0.555_555_555_555_555_6),
+    (0.0, 0.888_888_888_888_888_9),
+    (0.774_596_669_241_483_4, 0.555_555_555_555_555_6),
+];
 const GL5: [(f64, f64); 5] = [
     (-0.906_179_845_938_664, 0.236_926_885_056_189_1),
     (-0.538_469_310_105_683_1, 0.478_628_670_499_366_5),
@@ -55,6 +63,8 @@ pub(super) struct Builder {
     lo: i64,
     probs: Vec<f64>,
     inf: f64,
+    /// 1/(1 − e^{−h}), rounded up.
+    inv_gap: f64,
     /// A deliberately wrong variant for the tests: round down instead of splitting.
     #[cfg(test)]
     pub(super) optimistic: bool,
@@ -70,6 +80,7 @@ impl Builder {
             lo,
             probs: vec![0.0; (hi - lo + 1) as usize],
             inf: 0.0,
+            inv_gap: (1.0 / -(-h).exp_m1()) * (1.0 + 4.0 * U),
             #[cfg(test)]
             optimistic: false,
         }
@@ -106,7 +117,11 @@ impl Builder {
             }
             return;
         }
-        let upper = mass * (-(-t * self.h).exp_m1()) / (-(-self.h).exp_m1());
+        // The share kept by the split is (1 − e^{−x})/(1 − e^{−h}) with x = t·h ≤ h; the cubic
+        // Taylor polynomial of 1 − e^{−x} is an upper bound (alternating series), so the share
+        // can only err upward: more mass on the higher point, i.e. pessimistic.
+        let x = t * self.h;
+        let upper = mass * (x * (1.0 - x * (0.5 - x / 6.0))) * self.inv_gap;
         let upper = upper.clamp(0.0, mass);
         self.probs[k + 1] += upper;
         self.probs[k] += mass - upper;
@@ -134,8 +149,12 @@ impl Builder {
         if width.is_nan() || width <= 0.0 {
             return;
         }
-        let (rule, pieces): (&[(f64, f64)], usize) = if width <= seg.step / 16.0 {
+        // Relative errors of the rules on a Gaussian-like density over these widths are below
+        // 1e-15 (the 2n-th derivative term of an n-point rule).
+        let (rule, pieces): (&[(f64, f64)], usize) = if width <= seg.step / 256.0 {
             (&GL2, 1)
+        } else if width <= seg.step / 16.0 {
+            (&GL3, 1)
         } else {
             (&GL5, (width / seg.step).ceil() as usize)
         };

@@ -76,20 +76,34 @@ pub(super) fn laplace(r: f64, cfg: &PldConfig, optimistic: bool) -> LossPmf {
     b.finish()
 }
 
-/// DP-SGD's step, the Poisson-subsampled Gaussian (rate q, noise multiplier s, sensitivity 1;
+/// Both directions of DP-SGD's step, the Poisson-subsampled Gaussian (rate q, noise multiplier s, sensitivity 1;
 /// THEORY.md §16a). Remove: P = (1−q)N(0, s²) + qN(1, s²) vs Q = N(0, s²),
 /// L = ln(1 + q(e^{(2o−1)/(2s²)} − 1)). Add, reflected by o ↦ 1 − o: P = N(1, s²) vs
 /// Q = (1−q)N(1, s²) + qN(0, s²), L = −ln(1 + q(e^{(1−2o)/(2s²)} − 1)).
+#[cfg(test)]
 pub(super) fn subsampled_gaussian(
     q: f64,
     s: f64,
     cfg: &PldConfig,
     optimistic: bool,
 ) -> (LossPmf, LossPmf) {
+    (
+        subsampled_gaussian_remove(q, s, cfg, optimistic),
+        subsampled_gaussian_add(q, s, cfg, optimistic),
+    )
+}
+
+/// The remove direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
+pub(super) fn subsampled_gaussian_remove(
+    q: f64,
+    s: f64,
+    cfg: &PldConfig,
+    optimistic: bool,
+) -> LossPmf {
     let c = width(cfg.tail);
     let two_s2 = 2.0 * s * s;
     let s2 = s * s;
-    let remove = {
+    {
         let loss = |o: f64| (q * ((2.0 * o - 1.0) / two_s2).exp_m1()).ln_1p();
         let (lo, hi) = (-c * s, 1.0 + c * s);
         let mut b = builder(cfg, loss(lo), loss(hi), optimistic);
@@ -104,8 +118,20 @@ pub(super) fn subsampled_gaussian(
         b.atom((1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s), loss(lo));
         b.atom((1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c), f64::INFINITY);
         b.finish()
-    };
-    let add = {
+    }
+}
+
+/// The add direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
+pub(super) fn subsampled_gaussian_add(
+    q: f64,
+    s: f64,
+    cfg: &PldConfig,
+    optimistic: bool,
+) -> LossPmf {
+    let c = width(cfg.tail);
+    let two_s2 = 2.0 * s * s;
+    let s2 = s * s;
+    {
         let loss = |o: f64| -(q * ((1.0 - 2.0 * o) / two_s2).exp_m1()).ln_1p();
         let (lo, hi) = (1.0 - c * s, 1.0 + c * s);
         let mut b = builder(cfg, loss(lo), loss(hi), optimistic);
@@ -120,8 +146,7 @@ pub(super) fn subsampled_gaussian(
         b.atom(ndtr(-c), loss(lo));
         b.atom(ndtr(-c), f64::INFINITY);
         b.finish()
-    };
-    (remove, add)
+    }
 }
 
 /// The Poisson-subsampled Laplace mechanism (rate q, r = Δ/b, units of b). Remove:
@@ -175,7 +200,9 @@ pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Loss
     let c = width(cfg.tail);
     let k = (c * sigma).ceil() as i64 + 1;
     let two_s2 = 2.0 * sigma * sigma;
-    let weights: Vec<f64> = (-k..=k).map(|n| (-((n * n) as f64) / two_s2).exp()).collect();
+    let weights: Vec<f64> = (-k..=k)
+        .map(|n| (-((n * n) as f64) / two_s2).exp())
+        .collect();
     let z: f64 = weights.iter().sum();
     let loss = |o: i64| (delta as f64) * (2 * o - delta) as f64 / two_s2;
     let mut b = Builder::new(cfg.interval, loss(delta - k), loss(delta + k));
@@ -199,7 +226,10 @@ pub(super) fn discrete_laplace(t: f64, delta: i64, cfg: &PldConfig) -> LossPmf {
     b.atom((-d / t).exp() / (1.0 + decay), -d / t);
     b.atom(1.0 / (1.0 + decay), d / t);
     for o in 1..delta {
-        b.atom(norm * (-((delta - o) as f64) / t).exp(), (2 * o - delta) as f64 / t);
+        b.atom(
+            norm * (-((delta - o) as f64) / t).exp(),
+            (2 * o - delta) as f64 / t,
+        );
     }
     b.finish()
 }

@@ -252,7 +252,10 @@ impl Pld {
         if q == 1.0 {
             return Self::gaussian(sigma, sensitivity, Neighbours::AddRemove, config);
         }
-        let (remove, add) = mechanisms::subsampled_gaussian(q, s, &config, false);
+        let (remove, add) = rayon::join(
+            || mechanisms::subsampled_gaussian_remove(q, s, &config, false),
+            || mechanisms::subsampled_gaussian_add(q, s, &config, false),
+        );
         Ok(Self {
             neighbours: Neighbours::AddRemove,
             config,
@@ -306,33 +309,41 @@ impl Pld {
             });
         }
         let tail = self.config.tail.min(other.config.tail);
-        let forward = self.forward.compose(&other.forward, tail)?;
-        let backward = match (&self.backward, &other.backward) {
-            (None, None) => None,
-            _ => Some(Arc::new(
-                self.backward_or_forward()
-                    .compose(other.backward_or_forward(), tail)?,
-            )),
-        };
+        let (forward, backward) = rayon::join(
+            || self.forward.compose(&other.forward, tail),
+            || match (&self.backward, &other.backward) {
+                (None, None) => Ok(None),
+                _ => self
+                    .backward_or_forward()
+                    .compose(other.backward_or_forward(), tail)
+                    .map(|b| Some(Arc::new(b))),
+            },
+        );
         Ok(Pld {
             neighbours: self.neighbours,
             config: self.config,
-            forward: Arc::new(forward),
-            backward,
+            forward: Arc::new(forward?),
+            backward: backward?,
         })
     }
 
     /// `times`-fold self-composition.
     pub fn self_compose(&self, times: u64) -> Result<Pld> {
         let tail = self.config.tail;
+        let (forward, backward) = rayon::join(
+            || self.forward.power(times, tail),
+            || {
+                self.backward
+                    .as_ref()
+                    .map(|b| b.power(times, tail).map(Arc::new))
+                    .transpose()
+            },
+        );
         Ok(Pld {
             neighbours: self.neighbours,
             config: self.config,
-            forward: Arc::new(self.forward.power(times, tail)?),
-            backward: match &self.backward {
-                Some(b) => Some(Arc::new(b.power(times, tail)?)),
-                None => None,
-            },
+            forward: Arc::new(forward?),
+            backward: backward?,
         })
     }
 
@@ -374,7 +385,12 @@ impl Pld {
     /// δ(ε) at each ε of `eps` (the privacy profile).
     pub fn profile(&self, eps: &[f64]) -> Result<Vec<ProfilePoint>> {
         eps.iter()
-            .map(|&e| Ok(ProfilePoint { eps: e, delta: self.delta(e)? }))
+            .map(|&e| {
+                Ok(ProfilePoint {
+                    eps: e,
+                    delta: self.delta(e)?,
+                })
+            })
             .collect()
     }
 }

@@ -54,6 +54,10 @@ pub struct LossPmf {
 
 impl LossPmf {
     /// The loss of grid point `i`.
+    pub(super) fn loss_at(&self, i: usize) -> f64 {
+        self.loss(i)
+    }
+
     fn loss(&self, i: usize) -> f64 {
         (self.offset + i as i64) as f64 * self.h
     }
@@ -99,7 +103,10 @@ impl LossPmf {
 
     fn norms(&self) -> (f64, f64) {
         let l1 = self.mass();
-        let l2 = up(self.probs.iter().map(|p| p * p).sum::<f64>().sqrt(), self.len());
+        let l2 = up(
+            self.probs.iter().map(|p| p * p).sum::<f64>().sqrt(),
+            self.len(),
+        );
         (l1, l2)
     }
 
@@ -110,7 +117,10 @@ impl LossPmf {
             Err(Error::invalid(
                 "interval",
                 other.h,
-                format!("PLDs on different grids cannot be composed (this one has {})", self.h),
+                format!(
+                    "PLDs on different grids cannot be composed (this one has {})",
+                    self.h
+                ),
             ))
         }
     }
@@ -154,56 +164,77 @@ impl LossPmf {
         Ok(out)
     }
 
-    /// ln Σ pᵢ e^{λ lᵢ} (log-sum-exp, so large λ does not overflow), plus a margin for rounding.
-    fn log_mgf(&self, lambda: f64) -> f64 {
-        let m = (0..self.len())
-            .filter(|&i| self.probs[i] > 0.0)
-            .map(|i| lambda * self.loss(i))
-            .fold(f64::NEG_INFINITY, f64::max);
-        let s: f64 = (0..self.len())
-            .filter(|&i| self.probs[i] > 0.0)
-            .map(|i| self.probs[i] * (lambda * self.loss(i) - m).exp())
-            .sum();
-        m + up(s, 4 * self.len()).ln()
+    /// ln M(λ) = ln Σ pᵢ e^{λ lᵢ} of the finite part at λ = ±2^j·λ₀ for j = 0..count: one
+    /// exponential per point, then repeated squaring of e^{λ(lᵢ − l_ext)} ∈ (0, 1] (shifted by the
+    /// extreme loss, so nothing overflows). Rounded up by a margin for the sums and squarings.
+    fn log_mgfs(&self, lambda0: f64, count: usize) -> Vec<f64> {
+        let n = self.len();
+        let ext = if lambda0 > 0.0 {
+            self.loss(n - 1)
+        } else {
+            self.loss(0)
+        };
+        let mut pow: Vec<f64> = (0..n)
+            .map(|i| (lambda0 * (self.loss(i) - ext)).exp())
+            .collect();
+        let mut out = Vec::with_capacity(count);
+        let mut lambda = lambda0;
+        for j in 0..count {
+            if j > 0 {
+                for p in &mut pow {
+                    *p *= *p;
+                }
+                lambda *= 2.0;
+            }
+            let s: f64 = self.probs.iter().zip(&pow).map(|(p, w)| p * w).sum();
+            out.push(lambda * ext + up(s, n + 8 * (j + 1)).ln());
+        }
+        out
     }
 
-    /// Chernoff bounds for the sum of `t` independent draws from the finite part:
-    /// `(lo, hi)` with P[S < lo·h] ≤ tail and P[S > hi·h] ≤ tail, over a grid of λ scaled to
-    /// the spread of one draw.
-    fn chernoff_window(&self, t: u64, tail: f64) -> (i64, i64) {
+    /// Chernoff window for the sum of `t` independent draws from the finite part: `(lo, hi)`
+    /// with P[S < lo·h] ≤ tail and P[S > hi·h] ≤ tail, and the bound on P[S ≥ x] as a function
+    /// of x (the minimum over the same λ grid), λ scaled to the spread of the sum.
+    fn chernoff(&self, t: u64, tail: f64) -> (i64, i64, impl Fn(f64) -> f64) {
+        const COUNT: usize = 14;
         let tf = t as f64;
         let mass = self.mass();
-        let mean = (0..self.len()).map(|i| self.probs[i] * self.loss(i)).sum::<f64>() / mass;
+        let mean = (0..self.len())
+            .map(|i| self.probs[i] * self.loss(i))
+            .sum::<f64>()
+            / mass;
         let var = (0..self.len())
             .map(|i| self.probs[i] * (self.loss(i) - mean).powi(2))
             .sum::<f64>()
             / mass;
         let sd = (var.sqrt() * tf.sqrt()).max(self.h);
-        let (mut hi, mut lo) = (f64::INFINITY, f64::NEG_INFINITY);
-        for j in -6..=10 {
-            let lambda = 2f64.powi(j) / sd;
-            // P[S ≥ x] ≤ exp(t ln M(λ) − λx) ≤ tail  ⇔  x ≥ (t ln M(λ) − ln tail)/λ.
-            hi = hi.min((tf * self.log_mgf(lambda) - tail.ln()) / lambda);
-            // P[S ≤ x] ≤ exp(t ln M(−λ) + λx) ≤ tail  ⇔  x ≤ (ln tail − t ln M(−λ))/λ.
-            lo = lo.max((tail.ln() - tf * self.log_mgf(-lambda)) / lambda);
-        }
-        let top = tf * self.loss(self.len() - 1);
-        let bottom = tf * self.loss(0);
-        let hi = (hi.min(top) / self.h).ceil() as i64;
-        let lo = ((lo.max(bottom) / self.h).floor() as i64).min(hi);
-        (lo, hi)
-    }
-
-    /// The smallest Chernoff bound on P[S ≥ x] for the sum of `t` draws (at most 1).
-    fn upper_tail(&self, t: u64, x: f64) -> f64 {
-        let tf = t as f64;
-        let best = (-6..=14)
-            .map(|j| {
-                let lambda = 2f64.powi(j);
-                tf * self.log_mgf(lambda) - lambda * x
-            })
-            .fold(0.0, f64::min);
-        up(best.exp(), 16)
+        let lambda0 = 1.0 / (16.0 * sd);
+        let up_m = self.log_mgfs(lambda0, COUNT);
+        let down_m = self.log_mgfs(-lambda0, COUNT);
+        let lambdas: Vec<f64> = (0..COUNT).map(|j| lambda0 * 2f64.powi(j as i32)).collect();
+        // P[S ≥ x] ≤ exp(t ln M(λ) − λx) ≤ tail  ⇔  x ≥ (t ln M(λ) − ln tail)/λ.
+        let hi = lambdas
+            .iter()
+            .zip(&up_m)
+            .map(|(l, m)| (tf * m - tail.ln()) / l)
+            .fold(f64::INFINITY, f64::min);
+        // P[S ≤ x] ≤ exp(t ln M(−λ) + λx) ≤ tail  ⇔  x ≤ (ln tail − t ln M(−λ))/λ.
+        let lo = lambdas
+            .iter()
+            .zip(&down_m)
+            .map(|(l, m)| (tail.ln() - tf * m) / l)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let hi = (hi.min(tf * self.loss(self.len() - 1)) / self.h).ceil() as i64;
+        let lo = ((lo.max(tf * self.loss(0)) / self.h).floor() as i64).min(hi);
+        let bound = move |x: f64| {
+            let best = lambdas
+                .iter()
+                .zip(&up_m)
+                .map(|(l, m)| tf * m - l * x)
+                .fold(0.0, f64::min);
+            up(best.exp(), 16)
+        };
+        (lo, hi, bound)
     }
 
     /// The law of the sum of `t` independent copies (T-fold self-composition): one forward FFT,
@@ -216,7 +247,7 @@ impl LossPmf {
         if t == 1 {
             return Ok(self.clone());
         }
-        let (lo, hi) = self.chernoff_window(t, tail);
+        let (lo, hi, above_bound) = self.chernoff(t, tail);
         let width = (hi - lo + 1) as usize;
         let n = width.max(self.len()).next_power_of_two();
         let mut planner = RealFftPlanner::<f64>::new();
@@ -244,7 +275,7 @@ impl LossPmf {
         let ef = fft_error(n);
         let l2 = 2.0 * growth * (tf * ef * a2 + 2.0 * tf * U * total + ef * total);
         let err = tf * self.err * growth + (n as f64).sqrt() * l2;
-        let above = self.upper_tail(t, (lo + n as i64) as f64 * self.h);
+        let above = above_bound((lo + n as i64) as f64 * self.h);
         let inf = tf * self.inf * ((tf - 1.0) * (total + self.inf).max(1.0).ln()).exp() + above;
         let mut out = LossPmf {
             h: self.h,
@@ -333,8 +364,12 @@ fn inverse(
     Ok(out)
 }
 
-/// z^t by repeated squaring.
+/// z^t by repeated squaring; exactly 0 when |z|^t < e^{−800} (below the smallest subnormal, so
+/// the rounding charge 2tU already covers it), which spares most high frequencies the work.
 fn complex_pow(mut z: Complex<f64>, mut t: u64) -> Complex<f64> {
+    if 0.5 * (t as f64) * z.norm_sqr().ln() < -800.0 {
+        return Complex::new(0.0, 0.0);
+    }
     let mut acc = Complex::new(1.0, 0.0);
     while t > 0 {
         if t & 1 == 1 {
