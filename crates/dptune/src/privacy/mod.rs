@@ -1,4 +1,5 @@
-//! What a guarantee is and what it costs: [`Guarantee`] (pure, approximate, zCDP, RDP), the
+//! What a guarantee is and what it costs: [`Guarantee`] (pure, approximate, zCDP, RDP, and a
+//! privacy loss distribution from [`pld`]), the
 //! neighbour relation, conversions, composition and the [`Ledger`].
 //!
 //! Rule 2 of DESIGN.md: privacy arithmetic rounds up; a computed ε is never smaller than the
@@ -13,6 +14,6 @@ mod rdp;
 pub mod repeat;
 pub mod subsampled;
 
-pub use guarantee::{Bound, Guarantee, Neighbours, Release};
+pub use guarantee::{Bound, Guarantee, Neighbours, Release, Route};
 pub use ledger::Ledger;
 pub use rdp::{default_orders, RdpCurve, RdpPart};

@@ -54,11 +54,7 @@ pub struct LossPmf {
 
 impl LossPmf {
     /// The loss of grid point `i`.
-    pub(super) fn loss_at(&self, i: usize) -> f64 {
-        self.loss(i)
-    }
-
-    fn loss(&self, i: usize) -> f64 {
+    pub(super) fn loss(&self, i: usize) -> f64 {
         (self.offset + i as i64) as f64 * self.h
     }
 
