@@ -50,3 +50,19 @@ fn every_golden_case_is_valid_and_tight() {
         }
     }
 }
+
+#[test]
+fn the_guarantee_of_a_case_takes_the_best_route() {
+    for c in &cases() {
+        let spec: ComposeSpec = serde_json::from_value(c["inputs"].clone()).unwrap();
+        let g = spec.guarantee(PldConfig::default()).unwrap();
+        let (eps, route) = g.epsilon_route(spec.delta).unwrap();
+        let pld = g.pld().unwrap().epsilon(spec.delta).unwrap();
+        assert!(eps <= pld, "{}", c["id"]);
+        // On every golden case the PLD is the tightest route (Laplace: 19.106 < 20 pure).
+        assert_eq!(route, dptune::privacy::Route::Pld, "{}", c["id"]);
+        if let Some(rdp) = c["expected"]["eps_rdp_dp_accounting"].as_f64() {
+            assert!(eps < rdp, "{}: {eps} vs RDP {rdp}", c["id"]);
+        }
+    }
+}
