@@ -11,6 +11,7 @@ mod account;
 mod federated;
 mod gp;
 mod plot_file;
+mod profile_plot;
 mod report;
 mod select;
 mod study;
