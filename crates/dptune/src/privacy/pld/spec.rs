@@ -67,6 +67,29 @@ pub fn parse_neighbours(s: &str) -> Result<Neighbours> {
 }
 
 impl PartSpec {
+    /// The PLD of all `times` applications. T Gaussian mechanisms with noise σ are exactly one
+    /// with noise σ/√T (their losses are Gaussian, N(Tμ, 2Tμ); THEORY.md §16a), so that case is
+    /// discretised once, with σ/√T rounded down (less noise only raises δ), instead of composed;
+    /// everything else is self-composed.
+    pub fn composed_pld(&self, neighbours: Neighbours, config: PldConfig) -> Result<Pld> {
+        let times = self.times.unwrap_or(1);
+        if times == 0 {
+            return Err(Error::invalid("times", 0, "must be >= 1"));
+        }
+        let one = self.pld(neighbours, config)?;
+        if self.mechanism == "gaussian" && self.q.is_none() && times > 1 {
+            let sigma = need(self.sigma, "sigma", &self.mechanism)?;
+            let root = (times as f64).sqrt().next_up();
+            return Pld::gaussian(
+                (sigma / root).next_down(),
+                self.sensitivity.unwrap_or(1.0),
+                neighbours,
+                config,
+            );
+        }
+        one.self_compose(times)
+    }
+
     fn refuse_extra(&self, allowed: &[&str]) -> Result<()> {
         let given = [
             ("sigma", self.sigma.is_some()),
@@ -220,11 +243,7 @@ impl ComposeSpec {
             return Err(Error::invalid("parts", 0, "at least one part is needed"));
         }
         for part in &self.parts {
-            let times = part.times.unwrap_or(1);
-            if times == 0 {
-                return Err(Error::invalid("times", 0, "must be >= 1"));
-            }
-            let p = part.pld(neighbours, config)?.self_compose(times)?;
+            let p = part.composed_pld(neighbours, config)?;
             total = Some(match total {
                 None => p,
                 Some(t) => t.compose(&p)?,
@@ -240,11 +259,7 @@ impl ComposeSpec {
         let neighbours = self.neighbours()?;
         let mut total: Option<Guarantee> = None;
         for part in &self.parts {
-            let times = part.times.unwrap_or(1);
-            if times == 0 {
-                return Err(Error::invalid("times", 0, "must be >= 1"));
-            }
-            let pld = part.pld(neighbours, config)?.self_compose(times)?;
+            let pld = part.composed_pld(neighbours, config)?;
             let g = part.closed_form(neighbours)?.with_pld(pld)?;
             total = Some(match total {
                 None => g,

@@ -215,3 +215,28 @@ fn memory_is_bounded_by_the_grid_not_the_steps() {
         );
     }
 }
+
+#[test]
+fn ten_gaussians_are_one_and_the_shortcut_agrees_with_the_fft() {
+    // Golden pld_gauss_s2_T10: eps_exact = 7.511275900744784.
+    let part: PartSpec =
+        serde_json::from_str(r#"{"mechanism": "gaussian", "sigma": 2, "times": 10}"#).unwrap();
+    let n = Neighbours::AddRemove;
+    let shortcut = part.composed_pld(n, cfg()).unwrap().epsilon(1e-5).unwrap();
+    let fft = part
+        .pld(n, cfg())
+        .unwrap()
+        .self_compose(10)
+        .unwrap()
+        .epsilon(1e-5)
+        .unwrap();
+    let exact = 7.511275900744784;
+    assert!(
+        shortcut >= exact && shortcut <= exact * (1.0 + 1e-6),
+        "{shortcut}"
+    );
+    assert!(
+        fft >= exact && (fft - shortcut).abs() <= 1e-5 * exact,
+        "{fft} vs {shortcut}"
+    );
+}
