@@ -3,13 +3,22 @@
 //! * `gaussian`: exact ε of one Gaussian mechanism (Balle–Wang) and ε via RDP.
 //! * `calibrate-gaussian`: the smallest σ for (ε, δ) (Balle–Wang), with the classic σ as a
 //!   labelled comparison.
-//! * `dpsgd`: ε of Poisson-subsampled Gaussian DP-SGD via RDP (continuous orders).
+//! * `dpsgd`: ε of Poisson-subsampled Gaussian DP-SGD by its privacy loss distribution, with the
+//!   RDP ε (continuous orders) beside it.
+//! * `calibrate-dpsgd`: the smallest noise multiplier for (ε, δ) by PLD.
+//! * `compose FILE`: ε of a list of mechanisms (JSON, the form of `golden/pld.json`'s inputs), the
+//!   minimum over PLD, RDP, zCDP and pure routes, naming the winner.
+//! * `profile FILE`: δ(ε) over a range by PLD and by the closed-form route (`--plot` draws both).
 //! * `zcdp`: ε of a ρ-zCDP mechanism (optimal CKS conversion).
 //! * `repeat`: ε of releasing the best of a random number of runs of a base mechanism
 //!   (Papernot–Steinke 2022; Liu–Talwar 2019 for geometric repeats).
 
+use std::path::PathBuf;
+
 use clap::{Args, Subcommand};
 use serde_json::json;
+
+use dptune::privacy::pld::{calibrate_dpsgd_noise, dpsgd_pld, ComposeSpec, PldConfig};
 
 use dptune::privacy::convert::{rdp_epsilon, zcdp_epsilon_at_order};
 use dptune::privacy::gaussian::{
@@ -58,7 +67,7 @@ enum AccountCommand {
         #[arg(long, default_value_t = 1.0)]
         sensitivity: f64,
     },
-    /// ε of DP-SGD with Poisson sampling (add/remove-one), via RDP.
+    /// ε of DP-SGD with Poisson sampling (add/remove-one), by PLD (and via RDP beside it).
     #[command(allow_negative_numbers = true)]
     Dpsgd {
         /// Poisson sampling rate q in (0, 1].
@@ -73,6 +82,56 @@ enum AccountCommand {
         /// Target δ in (0, 1).
         #[arg(long)]
         delta: f64,
+        /// Width of the PLD's loss grid.
+        #[arg(long, default_value_t = 1e-4)]
+        interval: f64,
+    },
+    /// Smallest noise multiplier giving (ε, δ)-DP to DP-SGD, by PLD.
+    #[command(allow_negative_numbers = true)]
+    CalibrateDpsgd {
+        /// Poisson sampling rate q in (0, 1].
+        #[arg(long)]
+        sampling_rate: f64,
+        /// Number of steps.
+        #[arg(long)]
+        steps: u64,
+        /// Target ε > 0.
+        #[arg(long)]
+        epsilon: f64,
+        /// Target δ in (0, 1).
+        #[arg(long)]
+        delta: f64,
+    },
+    /// ε of a composition of mechanisms listed in a JSON file: the tightest valid route.
+    #[command(allow_negative_numbers = true)]
+    Compose {
+        /// JSON: {"parts": [{"mechanism": "gaussian", "sigma": 1, "q": 0.01, "times": 1000},
+        /// ...], "delta": 1e-5, "neighbours": "add_remove"}.
+        file: PathBuf,
+        /// Width of the PLD's loss grid.
+        #[arg(long, default_value_t = 1e-4)]
+        interval: f64,
+    },
+    /// δ(ε) of a composition (JSON file as for `compose`) over a range of ε.
+    #[command(allow_negative_numbers = true)]
+    Profile {
+        /// JSON file as for `compose` (its `delta` is not used).
+        file: PathBuf,
+        /// Smallest ε.
+        #[arg(long, default_value_t = 0.0)]
+        from: f64,
+        /// Largest ε.
+        #[arg(long, default_value_t = 10.0)]
+        to: f64,
+        /// Number of ε values, evenly spaced.
+        #[arg(long, default_value_t = 21)]
+        points: usize,
+        /// Width of the PLD's loss grid.
+        #[arg(long, default_value_t = 1e-4)]
+        interval: f64,
+        /// Draw δ(ε) by PLD and by the closed-form route to this file (`.svg` or `.png`).
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// ε of the best of a random number of runs (Papernot–Steinke 2022, Liu–Talwar 2019).
     #[command(allow_negative_numbers = true)]
@@ -171,7 +230,23 @@ pub fn run(args: AccountArgs) -> Result<Report, Failure> {
             noise_multiplier,
             steps,
             delta,
-        } => dpsgd(sampling_rate, noise_multiplier, steps, delta),
+            interval,
+        } => dpsgd(sampling_rate, noise_multiplier, steps, delta, interval),
+        AccountCommand::CalibrateDpsgd {
+            sampling_rate,
+            steps,
+            epsilon,
+            delta,
+        } => calibrate_dpsgd(sampling_rate, steps, epsilon, delta),
+        AccountCommand::Compose { file, interval } => compose(&file, interval),
+        AccountCommand::Profile {
+            file,
+            from,
+            to,
+            points,
+            interval,
+            plot,
+        } => profile(&file, from, to, points, interval, plot.as_deref()),
         AccountCommand::Zcdp { rho, delta } => zcdp(rho, delta),
         AccountCommand::Repeat(args) => repeat(&args),
     }
@@ -330,10 +405,19 @@ fn calibrate(eps: f64, delta: f64, sensitivity: f64) -> Result<Report, Failure> 
     Ok(Report { json, human })
 }
 
-fn dpsgd(q: f64, z: f64, steps: u64, delta: f64) -> Result<Report, Failure> {
+fn config(interval: f64) -> PldConfig {
+    PldConfig {
+        interval,
+        ..PldConfig::default()
+    }
+}
+
+fn dpsgd(q: f64, z: f64, steps: u64, delta: f64, interval: f64) -> Result<Report, Failure> {
     let curve = dpsgd_curve(q, z, steps)?;
     let cont = rdp_epsilon(&curve, delta)?;
     let grid = dpsgd_epsilon_grid(q, z, steps, delta)?;
+    let pld = dpsgd_pld(q, z, steps, config(interval))?;
+    let eps_pld = pld.epsilon(delta)?;
     let json = json!({
         "mechanism": "dpsgd",
         "sampling_rate": q,
@@ -341,24 +425,178 @@ fn dpsgd(q: f64, z: f64, steps: u64, delta: f64) -> Result<Report, Failure> {
         "steps": steps,
         "delta": delta,
         "neighbours": "add_remove",
-        "epsilon": cont.eps,
+        "epsilon": eps_pld,
+        "route": "pld",
+        "epsilon_pld": eps_pld,
+        "interval": interval,
+        "epsilon_rdp": cont.eps,
         "order": cont.order,
         "epsilon_default_grid": grid.eps,
         "order_default_grid": grid.order,
     });
     let human = format!(
         "DP-SGD (Poisson sampling, add/remove-one): q = {}, noise multiplier {}, {} steps, delta {}\n  \
-         epsilon (exact subsampled-Gaussian RDP, CKS20, continuous orders): {} at order {}\n  \
-         epsilon on dp_accounting's default order grid: {} at order {}",
+         epsilon (privacy loss distribution, grid {}): {}\n  \
+         epsilon via RDP (exact subsampled-Gaussian RDP, CKS20, continuous orders): {} at order {}\n  \
+         epsilon via RDP on dp_accounting's default order grid: {} at order {}",
         fmt_param(q),
         fmt_param(z),
         steps,
         fmt_param(delta),
+        fmt_param(interval),
+        fmt_param(eps_pld),
         fmt_param(cont.eps),
         fmt_param(cont.order),
         fmt_param(grid.eps),
         fmt_param(grid.order),
     );
+    Ok(Report { json, human })
+}
+
+fn calibrate_dpsgd(q: f64, steps: u64, eps: f64, delta: f64) -> Result<Report, Failure> {
+    // Validate with the flags' names before the search.
+    dpsgd_curve(q, 1.0, steps)?;
+    let z = calibrate_dpsgd_noise(q, steps, eps, delta)?;
+    let reached = dpsgd_pld(q, z, steps, PldConfig::default())?.epsilon(delta)?;
+    let rdp = rdp_epsilon(&dpsgd_curve(q, z, steps)?, delta)?.eps;
+    let json = json!({
+        "mechanism": "dpsgd",
+        "sampling_rate": q,
+        "steps": steps,
+        "epsilon": eps,
+        "delta": delta,
+        "neighbours": "add_remove",
+        "noise_multiplier": z,
+        "route": "pld",
+        "epsilon_pld": reached,
+        "epsilon_rdp": rdp,
+    });
+    let human = format!(
+        "DP-SGD calibration for ({}, {})-DP: q = {}, {} steps\n  \
+         noise multiplier (privacy loss distribution): {}\n  \
+         at it: epsilon by PLD {}, via RDP {}",
+        fmt_param(eps),
+        fmt_param(delta),
+        fmt_param(q),
+        steps,
+        fmt_param(z),
+        fmt_param(reached),
+        fmt_param(rdp),
+    );
+    Ok(Report { json, human })
+}
+
+fn read_spec(file: &std::path::Path) -> Result<ComposeSpec, Failure> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Failure::input(format!("cannot read {}: {e}", file.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::input(format!("{}: not a composition file: {e}", file.display())))
+}
+
+fn compose(file: &std::path::Path, interval: f64) -> Result<Report, Failure> {
+    let spec = read_spec(file)?;
+    let g = spec.guarantee(config(interval))?;
+    let (epsilon, route) = g.epsilon_route(spec.delta)?;
+    let eps_pld = g.pld().map(|p| p.epsilon(spec.delta)).transpose()?;
+    let json = json!({
+        "parts": spec.parts.len(),
+        "delta": spec.delta,
+        "neighbours": spec.neighbours()?,
+        "epsilon": epsilon,
+        "route": route,
+        "epsilon_pld": eps_pld,
+        "interval": interval,
+    });
+    let human = format!(
+        "Composition of {} part(s) ({}), delta {}\n  epsilon: {} (route: {route})",
+        spec.parts.len(),
+        spec.neighbours()?,
+        fmt_param(spec.delta),
+        fmt_param(epsilon),
+    );
+    Ok(Report { json, human })
+}
+
+fn profile(
+    file: &std::path::Path,
+    from: f64,
+    to: f64,
+    points: usize,
+    interval: f64,
+    plot: Option<&std::path::Path>,
+) -> Result<Report, Failure> {
+    if let Some(p) = plot {
+        crate::plot_file::format_of(p)?;
+    }
+    if !(from.is_finite() && from >= 0.0) {
+        return Err(Failure::input(format!(
+            "invalid parameter `from` = {from}: must be finite and >= 0"
+        )));
+    }
+    if !(to.is_finite() && to > from) {
+        return Err(Failure::input(format!(
+            "invalid parameter `to` = {to}: must be finite and > from"
+        )));
+    }
+    if !(2..=10_000).contains(&points) {
+        return Err(Failure::input(format!(
+            "invalid parameter `points` = {points}: must lie in [2, 10000]"
+        )));
+    }
+    let spec = read_spec(file)?;
+    let g = spec.guarantee(config(interval))?;
+    let pld = g
+        .pld()
+        .ok_or_else(|| Failure::input("the composition has no privacy loss distribution"))?;
+    // The closed-form route alone: every part's theorem, composed, without the PLD.
+    let neighbours = spec.neighbours()?;
+    let mut closed: Option<Guarantee> = None;
+    for part in &spec.parts {
+        let p = part.closed_form(neighbours)?;
+        closed = Some(match closed {
+            None => p,
+            Some(c) => c.compose(&p)?,
+        });
+    }
+    let eps: Vec<f64> = (0..points)
+        .map(|i| from + (to - from) * i as f64 / (points - 1) as f64)
+        .collect();
+    let rows: Vec<(f64, f64, Option<f64>)> = eps
+        .iter()
+        .map(|&e| {
+            let d = pld.delta(e)?;
+            let c = match (&closed, e > 0.0) {
+                (Some(c), true) => Some(c.delta(e)?),
+                _ => None,
+            };
+            Ok((e, d, c))
+        })
+        .collect::<Result<_, dptune::Error>>()?;
+    if let Some(p) = plot {
+        crate::plot_file::write(p, &crate::profile_plot::svg(&rows))?;
+    }
+    let json = json!({
+        "neighbours": neighbours,
+        "interval": interval,
+        "epsilon": eps,
+        "delta_pld": rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+        "delta_closed_form": rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+        "plot": plot.map(|p| p.display().to_string()),
+    });
+    let mut human = format!(
+        "Privacy profile of {} part(s) ({neighbours})\n  {:>10}  {:>12}  {:>12}",
+        spec.parts.len(),
+        "epsilon",
+        "delta (PLD)",
+        "delta (RDP)",
+    );
+    for (e, d, c) in &rows {
+        let c = c.map_or("-".to_string(), |c| format!("{c:.4e}"));
+        human += &format!("\n  {e:>10.4}  {d:>12.4e}  {c:>12}");
+    }
+    if let Some(p) = plot {
+        human += &format!("\n  plot: {}", p.display());
+    }
     Ok(Report { json, human })
 }
 

@@ -12,6 +12,7 @@ mod budget;
 mod federated;
 mod gp;
 mod plot_file;
+mod profile_plot;
 mod report;
 mod select;
 mod study;

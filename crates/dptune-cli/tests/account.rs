@@ -4,7 +4,7 @@
 #[path = "support/cli.rs"]
 mod cli;
 
-use cli::{dptune, run_json};
+use cli::{dptune, run_json, temp_file};
 use serde_json::Value;
 
 fn json(args: &[&str]) -> Value {
@@ -66,9 +66,18 @@ fn dpsgd_matches_golden() {
     ]);
     let grid = f(&v, "epsilon_default_grid");
     assert!((2.1013652716483957 * (1.0 - 1e-9)..=2.101366525420273).contains(&grid));
-    let eps = f(&v, "epsilon");
-    assert!(eps <= grid && eps > 2.09, "{eps}");
+    let rdp = f(&v, "epsilon_rdp");
+    assert!(rdp <= grid && rdp > 2.09, "{rdp}");
     assert!(f(&v, "order") > 1.0);
+    // The reported ε is the PLD's (golden pld_dpsgd_q0.01_z1_T1000: lower bounds 1.81824 and
+    // 1.82624 (PRV), dp_accounting's PLD 1.828244).
+    let eps = f(&v, "epsilon");
+    assert_eq!(eps, f(&v, "epsilon_pld"));
+    assert_eq!(v["route"], "pld");
+    assert!(
+        (1.826235444850516..=1.828243645591767 * 1.001).contains(&eps),
+        "{eps}"
+    );
 }
 
 #[test]
@@ -299,4 +308,134 @@ fn repeat_bad_input_exits_2() {
         ],
         "--mean",
     );
+}
+
+const PLD_GOLDEN: &str = include_str!("../../dptune/tests/data/pld.json");
+
+#[test]
+fn compose_runs_every_golden_pld_case_as_is() {
+    let golden: Value = serde_json::from_str(PLD_GOLDEN).unwrap();
+    for c in golden["cases"].as_array().unwrap() {
+        let id = c["id"].as_str().unwrap();
+        let file = temp_file("account-compose", id, &c["inputs"].to_string());
+        let v = json(&["compose", file.to_str().unwrap()]);
+        let x = &c["expected"];
+        let eps = f(&v, "epsilon");
+        let lower = f(x, "eps_lower_bound").max(x["eps_lower_bound_prv"].as_f64().unwrap_or(0.0));
+        assert!(eps >= lower, "{id}: {eps} below {lower}");
+        assert!(eps <= f(x, "eps_dp_accounting_pld") * 1.001, "{id}: {eps}");
+        assert_eq!(v["route"], "pld", "{id}");
+        std::fs::remove_file(file).unwrap();
+    }
+}
+
+#[test]
+fn compose_takes_the_tightest_route_and_refuses_bad_files() {
+    // One ε = 0.5 selection at δ = 1e-5: pure ε = 0.5 and the PLD agree; pure wins ties.
+    let file = temp_file(
+        "account-compose",
+        "pure.json",
+        r#"{"parts": [{"mechanism": "pure", "eps": 0.5}], "delta": 1e-5, "neighbours": "add_remove"}"#,
+    );
+    let v = json(&["compose", file.to_str().unwrap()]);
+    assert!(f(&v, "epsilon") <= 0.5, "{v}");
+    let bad = [
+        (
+            r#"{"parts": [{"mechanism": "gauss", "sigma": 1}], "delta": 1e-5, "neighbours": "add_remove"}"#,
+            "mechanism",
+        ),
+        (
+            r#"{"parts": [{"mechanism": "gaussian"}], "delta": 1e-5, "neighbours": "add_remove"}"#,
+            "sigma",
+        ),
+        (
+            r#"{"parts": [{"mechanism": "gaussian", "sigma": 1, "b": 2}], "delta": 1e-5, "neighbours": "add_remove"}"#,
+            "parts",
+        ),
+        (
+            r#"{"parts": [{"mechanism": "gaussian", "sigma": 1, "q": 0.1}], "delta": 1e-5, "neighbours": "replace_one"}"#,
+            "q",
+        ),
+        (
+            r#"{"parts": [{"mechanism": "gaussian", "sigma": 1}], "delta": 1e-5, "neighbours": "both"}"#,
+            "neighbours",
+        ),
+        (
+            r#"{"parts": [{"mechanism": "laplace", "b": -1}], "delta": 1e-5, "neighbours": "add_remove"}"#,
+            "b",
+        ),
+        (
+            r#"{"parts": [], "delta": 1e-5, "neighbours": "add_remove"}"#,
+            "parts",
+        ),
+        (r#"not json"#, "composition file"),
+    ];
+    for (i, (text, name)) in bad.iter().enumerate() {
+        let file = temp_file("account-compose", &format!("bad{i}.json"), text);
+        let out = dptune(&["account", "compose", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(name), "{text}: {err}");
+        std::fs::remove_file(file).unwrap();
+    }
+    std::fs::remove_file(file).unwrap();
+}
+
+#[test]
+fn profile_and_calibration_by_pld() {
+    let file = temp_file(
+        "account-profile",
+        "gauss.json",
+        r#"{"parts": [{"mechanism": "gaussian", "sigma": 2, "times": 10}], "delta": 1e-5, "neighbours": "add_remove"}"#,
+    );
+    let svg = std::env::temp_dir().join(format!("dptune-profile-{}.svg", std::process::id()));
+    let v = json(&[
+        "profile",
+        file.to_str().unwrap(),
+        "--from",
+        "0",
+        "--to",
+        "8",
+        "--points",
+        "5",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let d = v["delta_pld"].as_array().unwrap();
+    assert_eq!(d.len(), 5);
+    // Decreasing in ε, and never above the closed-form (zCDP) route where it is tight.
+    let d: Vec<f64> = d.iter().map(|x| x.as_f64().unwrap()).collect();
+    assert!(d.windows(2).all(|w| w[1] <= w[0]), "{d:?}");
+    let c = v["delta_closed_form"][2].as_f64().unwrap();
+    assert!(d[2] < c, "{} vs {c}", d[2]);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    std::fs::remove_file(svg).unwrap();
+    let out = dptune(&[
+        "account",
+        "profile",
+        file.to_str().unwrap(),
+        "--plot",
+        "x.gif",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_file(file).unwrap();
+
+    let v = json(&[
+        "calibrate-dpsgd",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+    ]);
+    let z = f(&v, "noise_multiplier");
+    assert!(
+        f(&v, "epsilon_pld") <= 2.0 && f(&v, "epsilon_rdp") > 2.0,
+        "{v}"
+    );
+    // At z = 1 the PLD gives 1.8283 < 2, so the calibrated z is below 1.
+    assert!(z < 1.0 && z > 0.8, "{z}");
 }

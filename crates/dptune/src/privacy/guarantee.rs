@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::convert::{
     add_up, mul_up, pure_to_zcdp, rdp_delta, rdp_epsilon, zcdp_delta, zcdp_epsilon,
 };
+use super::pld::Pld;
 use super::rdp::{default_orders, RdpCurve};
 use crate::error::{check_delta, check_positive, Error, Result};
 
@@ -60,10 +61,44 @@ pub enum Bound {
 }
 
 /// A neighbour relation and the bounds that hold for it (all at once).
+///
+/// A privacy loss distribution ([`Pld`]) is one more simultaneous bound. It is kept beside the
+/// closed-form [`Bound`]s rather than as a variant of them, so that code matching on `Bound`
+/// (front ends, conversions) is unaffected; every query here takes it into account.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Guarantee {
     neighbours: Neighbours,
     bounds: Vec<Bound>,
+    #[serde(skip)]
+    pld: Option<Pld>,
+}
+
+/// Which accounting route gave an ε (reported beside it, e.g. by [`Guarantee::epsilon_route`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Route {
+    /// A pure ε bound.
+    Pure,
+    /// A stated (ε, δ) bound.
+    Approx,
+    /// ρ-zCDP converted at δ.
+    Zcdp,
+    /// An RDP curve converted at δ.
+    Rdp,
+    /// A privacy loss distribution.
+    Pld,
+}
+
+impl fmt::Display for Route {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Route::Pure => "pure",
+            Route::Approx => "approx",
+            Route::Zcdp => "zcdp",
+            Route::Rdp => "rdp",
+            Route::Pld => "pld",
+        })
+    }
 }
 
 impl Guarantee {
@@ -98,14 +133,51 @@ impl Guarantee {
         Self {
             neighbours,
             bounds: vec![bound],
+            pld: None,
         }
     }
 
+    /// A guarantee stated by a privacy loss distribution alone.
+    pub fn from_pld(pld: Pld) -> Self {
+        Self {
+            neighbours: pld.neighbours(),
+            bounds: Vec::new(),
+            pld: Some(pld),
+        }
+    }
+
+    /// Adds a privacy loss distribution that holds simultaneously (same relation).
+    pub fn with_pld(self, pld: Pld) -> Result<Self> {
+        self.and(Self::from_pld(pld))
+    }
+
+    /// The privacy loss distribution, if the guarantee has one.
+    pub fn pld(&self) -> Option<&Pld> {
+        self.pld.as_ref()
+    }
+
     /// Adds a further bound that holds simultaneously (e.g. the zCDP bound of a pure mechanism).
+    /// Of two PLDs the first is kept.
     pub fn and(mut self, other: Guarantee) -> Result<Self> {
         self.same_relation(&other)?;
         self.bounds.extend(other.bounds);
+        if self.pld.is_none() {
+            self.pld = other.pld;
+        }
         Ok(self)
+    }
+
+    /// This guarantee's PLD, or, when it has none but states a pure or (ε, δ) bound, the PLD of
+    /// that bound's worst-case pair on `like`'s grid (so that it composes with `like`).
+    fn pld_like(&self, like: &Pld) -> Result<Option<Pld>> {
+        if let Some(p) = &self.pld {
+            return Ok(Some(p.clone()));
+        }
+        match self.approx_pair() {
+            Some((eps, 0.0)) => Pld::pure(eps, self.neighbours, like.config()).map(Some),
+            Some((eps, delta)) => Pld::approx(eps, delta, self.neighbours, like.config()).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The neighbour relation.
@@ -175,33 +247,46 @@ impl Guarantee {
             .or_else(|| self.zcdp_rho().and_then(|rho| RdpCurve::linear(rho).ok()))
     }
 
-    /// The (ε, 0) or (ε, δ′ ≤ δ) bounds that need no conversion.
-    fn direct_eps(&self, delta: f64) -> Option<f64> {
-        self.bounds
-            .iter()
-            .filter_map(|b| match b {
-                Bound::Pure { eps } => Some(*eps),
-                Bound::Approx { eps, delta: d } if *d <= delta => Some(*eps),
-                _ => None,
-            })
-            .reduce(f64::min)
-    }
-
     /// The smallest ε such that this guarantee implies (ε, δ)-DP, over all its bounds.
     pub fn epsilon(&self, delta: f64) -> Result<f64> {
+        self.epsilon_route(delta).map(|(e, _)| e)
+    }
+
+    /// The smallest ε such that this guarantee implies (ε, δ)-DP, over all its bounds and its
+    /// PLD, with the route that gave it (the first listed wins a tie: pure, approx, zCDP, RDP,
+    /// PLD).
+    pub fn epsilon_route(&self, delta: f64) -> Result<(f64, Route)> {
         check_delta("delta", delta)?;
-        let mut best = self.direct_eps(delta).unwrap_or(f64::INFINITY);
-        if delta > 0.0 {
-            for b in &self.bounds {
-                let e = match b {
-                    Bound::Zcdp { rho } => zcdp_epsilon(*rho, delta)?,
-                    Bound::Rdp(c) => rdp_epsilon(c, delta)?.eps,
-                    _ => continue,
-                };
-                best = best.min(e);
+        let mut best = (f64::INFINITY, Route::Pure);
+        let mut consider = |e: f64, r: Route| {
+            if e < best.0 {
+                best = (e, r);
+            }
+        };
+        for b in &self.bounds {
+            match b {
+                Bound::Pure { eps } => consider(*eps, Route::Pure),
+                Bound::Approx { eps, delta: d } if *d <= delta => consider(*eps, Route::Approx),
+                _ => {}
             }
         }
-        if best.is_finite() {
+        if delta > 0.0 {
+            for b in &self.bounds {
+                match b {
+                    Bound::Zcdp { rho } => consider(zcdp_epsilon(*rho, delta)?, Route::Zcdp),
+                    Bound::Rdp(c) => consider(rdp_epsilon(c, delta)?.eps, Route::Rdp),
+                    _ => {}
+                }
+            }
+            if let Some(p) = &self.pld {
+                match p.epsilon(delta) {
+                    Ok(e) => consider(e, Route::Pld),
+                    Err(Error::Conversion { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if best.0.is_finite() {
             Ok(best)
         } else {
             Err(Error::Conversion {
@@ -225,6 +310,9 @@ impl Guarantee {
                 _ => continue,
             };
             best = best.min(d);
+        }
+        if let Some(p) = &self.pld {
+            best = best.min(p.delta(eps)?);
         }
         Ok(best)
     }
@@ -257,7 +345,17 @@ impl Guarantee {
                 bounds.push(Bound::Rdp(a.compose(&b)));
             }
         }
-        if bounds.is_empty() {
+        // PLDs compose when both sides have one (a pure or (ε, δ) side has its worst case).
+        let pld = match (&self.pld, &other.pld) {
+            (None, None) => None,
+            (Some(like), _) | (_, Some(like)) => {
+                match (self.pld_like(like)?, other.pld_like(like)?) {
+                    (Some(a), Some(b)) => Some(a.compose(&b)?),
+                    _ => None,
+                }
+            }
+        };
+        if bounds.is_empty() && pld.is_none() {
             return Err(Error::Conversion {
                 from: format!("{self} and {other}"),
                 to: "a common currency".into(),
@@ -267,6 +365,7 @@ impl Guarantee {
         Ok(Guarantee {
             neighbours: self.neighbours,
             bounds,
+            pld,
         })
     }
 
@@ -332,6 +431,7 @@ impl Guarantee {
         Ok(Guarantee {
             neighbours: first.neighbours,
             bounds,
+            pld: None,
         })
     }
 
@@ -367,6 +467,7 @@ impl Guarantee {
                 Ok(Guarantee {
                     neighbours: Neighbours::Replace,
                     bounds,
+                    pld: None,
                 })
             }
         }
@@ -384,6 +485,11 @@ impl fmt::Display for Guarantee {
                 Bound::Zcdp { rho } => format!("rho = {rho:.6} (zCDP)"),
                 Bound::Rdp(_) => "an RDP curve".to_string(),
             })
+            .chain(
+                self.pld
+                    .as_ref()
+                    .map(|_| "a privacy loss distribution".to_string()),
+            )
             .collect();
         write!(f, "{} [{}]", parts.join(" and "), self.neighbours)
     }

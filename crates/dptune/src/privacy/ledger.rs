@@ -11,7 +11,7 @@
 //! converted at the δ the (ε, δ) charges leave over.
 
 use super::convert::add_up;
-use super::guarantee::{Bound, Guarantee};
+use super::guarantee::{Bound, Guarantee, Route};
 use super::rdp::default_orders;
 use crate::error::{Error, Result};
 
@@ -59,6 +59,15 @@ impl Ledger {
 
     /// The total ε spent at `delta`, by basic composition of the two groups of charges.
     pub fn spent_epsilon(&self, delta: f64) -> Result<f64> {
+        self.spent_epsilon_route(delta).map(|(e, _)| e)
+    }
+
+    /// The total ε spent at `delta` and the route that gave the composed part: the minimum over
+    /// every valid route of the composition (PLD when every charge has one, RDP, zCDP, pure;
+    /// [`Guarantee::epsilon_route`]). Charges stated only in (ε, δ) are added by basic
+    /// composition as in [`Ledger::spent_epsilon`]; with nothing else charged the route is
+    /// `Approx`.
+    pub fn spent_epsilon_route(&self, delta: f64) -> Result<(f64, Route)> {
         let (ae, ad) = self.approx_only;
         if ad > delta {
             return Err(Error::invalid(
@@ -67,11 +76,11 @@ impl Ledger {
                 format!("(eps, delta) charges alone already spent delta = {ad:e}"),
             ));
         }
-        let rest = match &self.spent {
-            Some(g) => g.epsilon(delta - ad)?,
-            None => 0.0,
+        let (rest, route) = match &self.spent {
+            Some(g) => g.epsilon_route(delta - ad)?,
+            None => (0.0, Route::Approx),
         };
-        Ok(add_up(rest, ae))
+        Ok((add_up(rest, ae), route))
     }
 
     /// Records `charge` if the total still fits the allowance; otherwise refuses it with
@@ -220,5 +229,37 @@ mod tests {
         let mut r = Ledger::new(Guarantee::rdp(RdpCurve::linear(1.0).unwrap(), AddRemove)).unwrap();
         r.charge(&Guarantee::zcdp(0.6, AddRemove).unwrap()).unwrap();
         assert!(r.charge(&Guarantee::zcdp(0.6, AddRemove).unwrap()).is_err());
+    }
+
+    #[test]
+    fn pld_route_wins_when_every_charge_has_one() {
+        use crate::privacy::pld::{Pld, PldConfig};
+        use crate::privacy::subsampled::dpsgd_guarantee;
+        // 1000 DP-SGD steps (q = 0.01, z = 1) then an ε = 0.1 selection: RDP gives about 2.2,
+        // the PLD of both (the selection by its randomized-response worst case) about 1.9.
+        let steps = Pld::subsampled_gaussian(0.01, 1.0, 1.0, PldConfig::default())
+            .unwrap()
+            .self_compose(1000)
+            .unwrap();
+        let sgd = dpsgd_guarantee(0.01, 1.0, 1000)
+            .unwrap()
+            .with_pld(steps)
+            .unwrap();
+        let mut l = Ledger::new(Guarantee::approx(3.0, 1e-5, AddRemove).unwrap()).unwrap();
+        l.charge(&sgd).unwrap();
+        l.charge(&Guarantee::pure(0.1, AddRemove).unwrap()).unwrap();
+        let (eps, route) = l.spent_epsilon_route(1e-5).unwrap();
+        assert_eq!(route, Route::Pld);
+        let rdp = l.spent().unwrap().bounds().iter().find_map(|b| match b {
+            Bound::Rdp(c) => Some(crate::privacy::convert::rdp_epsilon(c, 1e-5).unwrap().eps),
+            _ => None,
+        });
+        let rdp = rdp.unwrap();
+        assert!(eps < rdp && eps > 1.8, "{eps} vs {rdp}");
+        // A zCDP-only charge has no PLD: the composition keeps RDP, and RDP wins.
+        l.charge(&Guarantee::zcdp(0.001, AddRemove).unwrap())
+            .unwrap();
+        assert!(l.spent().unwrap().pld().is_none());
+        assert_eq!(l.spent_epsilon_route(1e-5).unwrap().1, Route::Rdp);
     }
 }

@@ -1,4 +1,5 @@
-//! What a guarantee is and what it costs: [`Guarantee`] (pure, approximate, zCDP, RDP), the
+//! What a guarantee is and what it costs: [`Guarantee`] (pure, approximate, zCDP, RDP, and a
+//! privacy loss distribution from [`pld`]), the
 //! neighbour relation, conversions, composition and the [`Ledger`].
 //!
 //! Rule 2 of DESIGN.md: privacy arithmetic rounds up; a computed ε is never smaller than the
@@ -8,10 +9,11 @@ pub mod convert;
 pub mod gaussian;
 mod guarantee;
 mod ledger;
+pub mod pld;
 mod rdp;
 pub mod repeat;
 pub mod subsampled;
 
-pub use guarantee::{Bound, Guarantee, Neighbours, Release};
+pub use guarantee::{Bound, Guarantee, Neighbours, Release, Route};
 pub use ledger::Ledger;
 pub use rdp::{default_orders, RdpCurve, RdpPart};

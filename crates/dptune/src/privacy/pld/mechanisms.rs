@@ -1,0 +1,259 @@
+//! The dominating pairs of the mechanisms dptune composes, discretised by connect-the-dots.
+//!
+//! Outputs are in units that make the loss increasing in the output (a reflection where
+//! needed), so that every continuous part is one [`Segment`]. "Forward" is the pair
+//! (M(D), M(D′)) with D′ = D minus one record (remove), "backward" its reverse (add); for a
+//! mechanism whose pair is symmetric the two laws coincide and only one is kept.
+
+use super::discretise::{Builder, Segment};
+use super::pmf::LossPmf;
+use super::PldConfig;
+use crate::privacy::gaussian::log_ndtr;
+
+/// Φ(x), accurate in both tails.
+fn ndtr(x: f64) -> f64 {
+    log_ndtr(x).exp()
+}
+
+/// Standard normal density.
+fn phi(x: f64) -> f64 {
+    (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
+}
+
+/// Standard deviations kept on each side: Φ(−c) ≤ e^{−c²/2} ≤ tail.
+fn width(tail: f64) -> f64 {
+    (-2.0 * tail.ln()).sqrt()
+}
+
+fn builder(cfg: &PldConfig, from: f64, to: f64, optimistic: bool) -> Builder {
+    #[cfg_attr(not(test), allow(unused_mut))]
+    let mut b = Builder::new(cfg.interval, from, to);
+    #[cfg(test)]
+    {
+        b.optimistic = optimistic;
+    }
+    #[cfg(not(test))]
+    let _ = optimistic;
+    b
+}
+
+/// Gaussian noise N(0, s²) on a sensitivity-1 query (s = σ/Δ): P = N(1, s²), Q = N(0, s²),
+/// L(o) = (2o − 1)/(2s²), i.e. L ~ N(μ, 2μ) with μ = 1/(2s²) (THEORY.md §16a; Balle & Wang
+/// 2018, arXiv 1805.06530, Thm. 8 for the exact profile this reproduces at the grid points).
+pub(super) fn gaussian(s: f64, cfg: &PldConfig, optimistic: bool) -> LossPmf {
+    let c = width(cfg.tail);
+    let two_s2 = 2.0 * s * s;
+    let loss = |o: f64| (2.0 * o - 1.0) / two_s2;
+    let (lo, hi) = (1.0 - c * s, 1.0 + c * s);
+    let mut b = builder(cfg, loss(lo), loss(hi), optimistic);
+    b.segment(&Segment {
+        lo,
+        hi,
+        density: &|o| phi((o - 1.0) / s) / s,
+        loss: &loss,
+        output_at: &|l| 0.5 + l * s * s,
+        step: s / 8.0,
+    });
+    b.atom(ndtr(-c), loss(lo));
+    b.atom(ndtr(-c), f64::INFINITY);
+    b.finish()
+}
+
+/// Laplace noise with scale b on a sensitivity-Δ query, r = Δ/b, in units of b: P = Lap(r, 1),
+/// Q = Lap(0, 1); L = −r for o ≤ 0, r for o ≥ r, 2o − r between (THEORY.md §16a).
+pub(super) fn laplace(r: f64, cfg: &PldConfig, optimistic: bool) -> LossPmf {
+    let mut b = builder(cfg, -r, r, optimistic);
+    b.atom(0.5 * (-r).exp(), -r);
+    b.atom(0.5, r);
+    b.segment(&Segment {
+        lo: 0.0,
+        hi: r,
+        density: &|o| 0.5 * (o - r).exp(),
+        loss: &|o| 2.0 * o - r,
+        output_at: &|l| 0.5 * (l + r),
+        step: 0.125,
+    });
+    b.finish()
+}
+
+/// Both directions of DP-SGD's step, the Poisson-subsampled Gaussian (rate q, noise multiplier s, sensitivity 1;
+/// THEORY.md §16a). Remove: P = (1−q)N(0, s²) + qN(1, s²) vs Q = N(0, s²),
+/// L = ln(1 + q(e^{(2o−1)/(2s²)} − 1)). Add, reflected by o ↦ 1 − o: P = N(1, s²) vs
+/// Q = (1−q)N(1, s²) + qN(0, s²), L = −ln(1 + q(e^{(1−2o)/(2s²)} − 1)).
+#[cfg(test)]
+pub(super) fn subsampled_gaussian(
+    q: f64,
+    s: f64,
+    cfg: &PldConfig,
+    optimistic: bool,
+) -> (LossPmf, LossPmf) {
+    (
+        subsampled_gaussian_remove(q, s, cfg, optimistic),
+        subsampled_gaussian_add(q, s, cfg, optimistic),
+    )
+}
+
+/// The remove direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
+pub(super) fn subsampled_gaussian_remove(
+    q: f64,
+    s: f64,
+    cfg: &PldConfig,
+    optimistic: bool,
+) -> LossPmf {
+    let c = width(cfg.tail);
+    let two_s2 = 2.0 * s * s;
+    let s2 = s * s;
+    {
+        let loss = |o: f64| (q * ((2.0 * o - 1.0) / two_s2).exp_m1()).ln_1p();
+        let (lo, hi) = (-c * s, 1.0 + c * s);
+        let mut b = builder(cfg, loss(lo), loss(hi), optimistic);
+        b.segment(&Segment {
+            lo,
+            hi,
+            density: &|o| ((1.0 - q) * phi(o / s) + q * phi((o - 1.0) / s)) / s,
+            loss: &loss,
+            output_at: &|l| 0.5 + s2 * (l.exp_m1() / q).ln_1p(),
+            step: s / 8.0,
+        });
+        b.atom((1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s), loss(lo));
+        b.atom((1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c), f64::INFINITY);
+        b.finish()
+    }
+}
+
+/// The add direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
+pub(super) fn subsampled_gaussian_add(
+    q: f64,
+    s: f64,
+    cfg: &PldConfig,
+    optimistic: bool,
+) -> LossPmf {
+    let c = width(cfg.tail);
+    let two_s2 = 2.0 * s * s;
+    let s2 = s * s;
+    {
+        let loss = |o: f64| -(q * ((1.0 - 2.0 * o) / two_s2).exp_m1()).ln_1p();
+        let (lo, hi) = (1.0 - c * s, 1.0 + c * s);
+        let mut b = builder(cfg, loss(lo), loss(hi), optimistic);
+        b.segment(&Segment {
+            lo,
+            hi,
+            density: &|o| phi((o - 1.0) / s) / s,
+            loss: &loss,
+            output_at: &|l| 0.5 - s2 * ((-l).exp_m1() / q).ln_1p(),
+            step: s / 8.0,
+        });
+        b.atom(ndtr(-c), loss(lo));
+        b.atom(ndtr(-c), f64::INFINITY);
+        b.finish()
+    }
+}
+
+/// The Poisson-subsampled Laplace mechanism (rate q, r = Δ/b, units of b). Remove:
+/// P = (1−q)Lap(0) + qLap(r) vs Q = Lap(0), L = ln(1 + q(e^{|o|−|o−r|} − 1)). Add, reflected by
+/// o ↦ r − o: P = Lap(r) vs Q = (1−q)Lap(r) + qLap(0), L = −ln(1 + q(e^{|r−o|−|o|} − 1)).
+pub(super) fn subsampled_laplace(
+    q: f64,
+    r: f64,
+    cfg: &PldConfig,
+    optimistic: bool,
+) -> (LossPmf, LossPmf) {
+    let low = (q * (-r).exp_m1()).ln_1p();
+    let high = (q * r.exp_m1()).ln_1p();
+    let remove = {
+        let mut b = builder(cfg, low, high, optimistic);
+        b.atom(0.5 * (1.0 - q) + 0.5 * q * (-r).exp(), low);
+        b.atom(0.5 * (1.0 - q) * (-r).exp() + 0.5 * q, high);
+        b.segment(&Segment {
+            lo: 0.0,
+            hi: r,
+            density: &|o| 0.5 * ((1.0 - q) * (-o).exp() + q * (o - r).exp()),
+            loss: &|o| (q * (2.0 * o - r).exp_m1()).ln_1p(),
+            output_at: &|l| 0.5 * (r + (l.exp_m1() / q).ln_1p()),
+            step: 0.125,
+        });
+        b.finish()
+    };
+    let add = {
+        let mut b = builder(cfg, -high, -low, optimistic);
+        b.atom(0.5 * (-r).exp(), -high);
+        b.atom(0.5, -low);
+        b.segment(&Segment {
+            lo: 0.0,
+            hi: r,
+            density: &|o| 0.5 * (o - r).exp(),
+            loss: &|o| -(q * (r - 2.0 * o).exp_m1()).ln_1p(),
+            output_at: &|l| 0.5 * (r - ((-l).exp_m1() / q).ln_1p()),
+            step: 0.125,
+        });
+        b.finish()
+    };
+    (remove, add)
+}
+
+/// The discrete Gaussian N_Z(0, σ²) on an integer query of sensitivity Δ (Canonne, Kamath &
+/// Steinke 2020, arXiv 2004.00010): P = N_Z(Δ, σ²), Q = N_Z(0, σ²), L(o) = Δ(2o − Δ)/(2σ²).
+/// The normaliser is the partial sum over the window, which is below the true one, so every
+/// mass is overstated (a pointwise larger measure only raises δ); the mass beyond the window on
+/// either side is at most σ√(2π)Φ(−K/σ)/Z_K by comparison with the integral.
+pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> LossPmf {
+    let c = width(cfg.tail);
+    let k = (c * sigma).ceil() as i64 + 1;
+    let two_s2 = 2.0 * sigma * sigma;
+    let weights: Vec<f64> = (-k..=k)
+        .map(|n| (-((n * n) as f64) / two_s2).exp())
+        .collect();
+    let z: f64 = weights.iter().sum();
+    let loss = |o: i64| (delta as f64) * (2 * o - delta) as f64 / two_s2;
+    let mut b = Builder::new(cfg.interval, loss(delta - k), loss(delta + k));
+    for (i, w) in weights.iter().enumerate() {
+        b.atom(w / z, loss(delta - k + i as i64));
+    }
+    let outside = sigma * (2.0 * std::f64::consts::PI).sqrt() * ndtr(-(k as f64) / sigma) / z;
+    b.atom(outside, loss(delta - k));
+    b.atom(outside, f64::INFINITY);
+    b.finish()
+}
+
+/// The discrete Laplace P(o) ∝ e^{−|o|/t} on an integer query of sensitivity Δ (Ghosh,
+/// Roughgarden & Sundararajan 2009; Canonne, Kamath & Steinke 2020): P centred at Δ, Q at 0,
+/// L = −Δ/t for o ≤ 0, Δ/t for o ≥ Δ, (2o − Δ)/t between; all masses in closed form.
+pub(super) fn discrete_laplace(t: f64, delta: i64, cfg: &PldConfig) -> LossPmf {
+    let d = delta as f64;
+    let decay = (-1.0 / t).exp();
+    let norm = (1.0 - decay) / (1.0 + decay);
+    let mut b = Builder::new(cfg.interval, -d / t, d / t);
+    b.atom((-d / t).exp() / (1.0 + decay), -d / t);
+    b.atom(1.0 / (1.0 + decay), d / t);
+    for o in 1..delta {
+        b.atom(
+            norm * (-((delta - o) as f64) / t).exp(),
+            (2 * o - delta) as f64 / t,
+        );
+    }
+    b.finish()
+}
+
+/// k-ary randomized response with parameter ε (Warner 1965; Kairouz, Oh & Viswanath 2016 for
+/// its optimality): on a changed input the output keeps loss ε w.p. e^ε/(e^ε + k − 1), −ε w.p.
+/// 1/(e^ε + k − 1), and 0 otherwise. With k = 2 it is the worst case of every ε-DP mechanism.
+pub(super) fn randomized_response(eps: f64, k: u32, cfg: &PldConfig) -> LossPmf {
+    let z = eps.exp() + (k - 1) as f64;
+    let mut b = Builder::new(cfg.interval, -eps, eps);
+    b.atom(eps.exp() / z, eps);
+    b.atom(1.0 / z, -eps);
+    b.atom((k - 2) as f64 / z, 0.0);
+    b.finish()
+}
+
+/// The worst case of every (ε, δ)-DP mechanism (Kairouz, Oh & Viswanath 2015, arXiv
+/// 1311.0776, Thm. 2.1; Murtagh & Vadhan 2016): +∞ w.p. δ, ε w.p. (1−δ)e^ε/(1+e^ε), −ε w.p.
+/// (1−δ)/(1+e^ε).
+pub(super) fn approx(eps: f64, delta: f64, cfg: &PldConfig) -> LossPmf {
+    let z = 1.0 + eps.exp();
+    let mut b = Builder::new(cfg.interval, -eps, eps);
+    b.atom((1.0 - delta) * eps.exp() / z, eps);
+    b.atom((1.0 - delta) / z, -eps);
+    b.atom(delta, f64::INFINITY);
+    b.finish()
+}

@@ -1,0 +1,455 @@
+//! Privacy loss distributions (PLDs): the tightest numerical accounting dptune has.
+//!
+//! A [`Pld`] holds, for one neighbour relation, the law of the privacy loss L = ln(P(o)/Q(o)),
+//! o ~ P, of a dominating pair (P, Q), in both orders: "forward" (M(D), M(D′)) and "backward"
+//! (M(D′), M(D)); under add/remove-one these are the remove and the add directions, and both are
+//! needed because the relation is symmetric (THEORY.md §16a). Every query takes the larger.
+//!
+//! * Discretisation: connect-the-dots on a uniform loss grid ([`discretise`]; Doroshenko et al.
+//!   2022, arXiv 2207.04380), refining the pessimistic bucketing of Meiser & Mohammadi 2018
+//!   ("Tight on budget?", CCS): every rounding moves loss up; mass cut above the grid goes to the
+//!   +∞ atom.
+//! * Composition: losses of independent mechanisms add, so laws convolve (Koskela, Jälkö &
+//!   Honkela 2020, arXiv 1906.03049, Thm. 1 with the FFT of §4; Sommer, Meiser & Mohammadi 2019);
+//!   a T-fold self-composition is one FFT, a T-th power by repeated squaring, one inverse FFT,
+//!   on a window whose aliasing is bounded and charged ([`pmf`]; the windowing follows Gopi, Lee
+//!   & Wutschitz 2021, arXiv 2106.02848).
+//! * Queries: δ(ε) = E[(1 − e^{ε−L})₊] + P[L = ∞], its inverse ε(δ), and the profile; all upper
+//!   bounds with the floating-point error charged.
+//!
+//! The numbers dptune reports are never below the truth (DESIGN.md rule 2): the acceptance test
+//! `tests/golden_pld.rs` checks them against optimistic lower bounds from dp_accounting and
+//! prv_accountant, and keeps deliberately wrong variants that it rejects.
+
+mod discretise;
+mod mechanisms;
+mod pmf;
+mod spec;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::guarantee::Neighbours;
+use crate::error::{check_delta, check_positive, Error, Result};
+use pmf::LossPmf;
+pub use spec::{ComposeSpec, PartSpec};
+
+/// Grid and truncation of a PLD computation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PldConfig {
+    /// Width h of the uniform loss grid (dp_accounting calls it the value discretisation
+    /// interval).
+    pub interval: f64,
+    /// Mass cut from each tail, at construction and after every composition.
+    pub tail: f64,
+}
+
+impl Default for PldConfig {
+    /// h = 1e-4 (dp_accounting's default) and tails of 1e-18.
+    fn default() -> Self {
+        Self {
+            interval: 1e-4,
+            tail: 1e-18,
+        }
+    }
+}
+
+impl PldConfig {
+    fn check(&self) -> Result<()> {
+        check_positive("interval", self.interval)?;
+        if self.interval > 1.0 {
+            return Err(Error::invalid("interval", self.interval, "must be <= 1"));
+        }
+        if !(self.tail > 0.0 && self.tail <= 1e-9) {
+            return Err(Error::invalid("tail", self.tail, "must lie in (0, 1e-9]"));
+        }
+        Ok(())
+    }
+}
+
+/// A privacy loss distribution in both directions, for one neighbour relation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pld {
+    neighbours: Neighbours,
+    config: PldConfig,
+    forward: Arc<LossPmf>,
+    /// `None` when the pair is symmetric (the backward law equals the forward one).
+    backward: Option<Arc<LossPmf>>,
+}
+
+/// One point of a privacy profile.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ProfilePoint {
+    /// ε.
+    pub eps: f64,
+    /// An upper bound on the smallest δ with (ε, δ)-DP.
+    pub delta: f64,
+}
+
+fn sensitivity_up(value: f64, sensitivity: f64, name: &'static str) -> Result<f64> {
+    check_positive(name, value)?;
+    check_positive("sensitivity", sensitivity)?;
+    Ok(super::convert::round_up(sensitivity / value))
+}
+
+fn integer_sensitivity(sensitivity: f64) -> Result<i64> {
+    if sensitivity >= 1.0 && sensitivity.fract() == 0.0 && sensitivity <= 1e9 {
+        Ok(sensitivity as i64)
+    } else {
+        Err(Error::invalid(
+            "sensitivity",
+            sensitivity,
+            "a discrete mechanism needs an integer sensitivity >= 1",
+        ))
+    }
+}
+
+impl Pld {
+    fn symmetric(pmf: LossPmf, neighbours: Neighbours, config: PldConfig) -> Self {
+        Self {
+            neighbours,
+            config,
+            forward: Arc::new(pmf),
+            backward: None,
+        }
+    }
+
+    /// The Gaussian mechanism N(0, σ²) on a query of L2 sensitivity Δ under `neighbours`
+    /// (mechanisms::gaussian; Δ is the sensitivity under that relation).
+    pub fn gaussian(
+        sigma: f64,
+        sensitivity: f64,
+        neighbours: Neighbours,
+        config: PldConfig,
+    ) -> Result<Self> {
+        config.check()?;
+        let s = 1.0 / sensitivity_up(sigma, sensitivity, "sigma")?;
+        Ok(Self::symmetric(
+            mechanisms::gaussian(s, &config, false),
+            neighbours,
+            config,
+        ))
+    }
+
+    /// The Laplace mechanism with scale b on a query of L1 sensitivity Δ.
+    pub fn laplace(
+        b: f64,
+        sensitivity: f64,
+        neighbours: Neighbours,
+        config: PldConfig,
+    ) -> Result<Self> {
+        config.check()?;
+        let r = sensitivity_up(b, sensitivity, "b")?;
+        Ok(Self::symmetric(
+            mechanisms::laplace(r, &config, false),
+            neighbours,
+            config,
+        ))
+    }
+
+    /// The discrete Gaussian with parameter σ on an integer query of sensitivity Δ.
+    pub fn discrete_gaussian(
+        sigma: f64,
+        sensitivity: f64,
+        neighbours: Neighbours,
+        config: PldConfig,
+    ) -> Result<Self> {
+        config.check()?;
+        check_positive("sigma", sigma)?;
+        let d = integer_sensitivity(sensitivity)?;
+        if sigma > 1e6 {
+            return Err(Error::invalid("sigma", sigma, "must be <= 1e6"));
+        }
+        Ok(Self::symmetric(
+            mechanisms::discrete_gaussian(sigma, d, &config),
+            neighbours,
+            config,
+        ))
+    }
+
+    /// The discrete Laplace P(o) ∝ e^{−|o|/t} on an integer query of sensitivity Δ.
+    pub fn discrete_laplace(
+        t: f64,
+        sensitivity: f64,
+        neighbours: Neighbours,
+        config: PldConfig,
+    ) -> Result<Self> {
+        config.check()?;
+        check_positive("t", t)?;
+        let d = integer_sensitivity(sensitivity)?;
+        if d > 1_000_000 {
+            return Err(Error::invalid("sensitivity", d, "must be <= 1e6"));
+        }
+        Ok(Self::symmetric(
+            mechanisms::discrete_laplace(t, d, &config),
+            neighbours,
+            config,
+        ))
+    }
+
+    /// k-ary randomized response with parameter ε (k = 2: the worst case of pure ε-DP).
+    pub fn randomized_response(
+        eps: f64,
+        k: u32,
+        neighbours: Neighbours,
+        config: PldConfig,
+    ) -> Result<Self> {
+        config.check()?;
+        check_positive("eps", eps)?;
+        if k < 2 {
+            return Err(Error::invalid("k", k, "must be >= 2"));
+        }
+        Ok(Self::symmetric(
+            mechanisms::randomized_response(eps, k, &config),
+            neighbours,
+            config,
+        ))
+    }
+
+    /// Any ε-DP mechanism, by its worst-case pair (binary randomized response).
+    pub fn pure(eps: f64, neighbours: Neighbours, config: PldConfig) -> Result<Self> {
+        Self::randomized_response(eps, 2, neighbours, config)
+    }
+
+    /// Any (ε, δ)-DP mechanism, by its worst-case pair (mechanisms::approx).
+    pub fn approx(eps: f64, delta: f64, neighbours: Neighbours, config: PldConfig) -> Result<Self> {
+        config.check()?;
+        check_positive("eps", eps)?;
+        check_delta("delta", delta)?;
+        Ok(Self::symmetric(
+            mechanisms::approx(eps, delta, &config),
+            neighbours,
+            config,
+        ))
+    }
+
+    fn check_poisson(q: f64, neighbours: Neighbours) -> Result<()> {
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(Error::invalid("q", q, "a Poisson rate must lie in (0, 1]"));
+        }
+        if neighbours != Neighbours::AddRemove {
+            return Err(Error::invalid(
+                "q",
+                q,
+                "Poisson subsampling is accounted under add/remove-one only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// One step of DP-SGD: the Poisson-subsampled Gaussian with rate q and σ/Δ = `sigma`/
+    /// `sensitivity`, add/remove-one, both directions (mechanisms::subsampled_gaussian).
+    pub fn subsampled_gaussian(
+        q: f64,
+        sigma: f64,
+        sensitivity: f64,
+        config: PldConfig,
+    ) -> Result<Self> {
+        config.check()?;
+        Self::check_poisson(q, Neighbours::AddRemove)?;
+        let s = 1.0 / sensitivity_up(sigma, sensitivity, "sigma")?;
+        if q == 1.0 {
+            return Self::gaussian(sigma, sensitivity, Neighbours::AddRemove, config);
+        }
+        let (remove, add) = rayon::join(
+            || mechanisms::subsampled_gaussian_remove(q, s, &config, false),
+            || mechanisms::subsampled_gaussian_add(q, s, &config, false),
+        );
+        Ok(Self {
+            neighbours: Neighbours::AddRemove,
+            config,
+            forward: Arc::new(remove),
+            backward: Some(Arc::new(add)),
+        })
+    }
+
+    /// The Poisson-subsampled Laplace mechanism with rate q, scale b, sensitivity Δ.
+    pub fn subsampled_laplace(q: f64, b: f64, sensitivity: f64, config: PldConfig) -> Result<Self> {
+        config.check()?;
+        Self::check_poisson(q, Neighbours::AddRemove)?;
+        let r = sensitivity_up(b, sensitivity, "b")?;
+        if q == 1.0 {
+            return Self::laplace(b, sensitivity, Neighbours::AddRemove, config);
+        }
+        let (remove, add) = mechanisms::subsampled_laplace(q, r, &config, false);
+        Ok(Self {
+            neighbours: Neighbours::AddRemove,
+            config,
+            forward: Arc::new(remove),
+            backward: Some(Arc::new(add)),
+        })
+    }
+
+    /// The neighbour relation.
+    pub fn neighbours(&self) -> Neighbours {
+        self.neighbours
+    }
+
+    /// The grid and truncation.
+    pub fn config(&self) -> PldConfig {
+        self.config
+    }
+
+    /// Grid points held (both directions): the memory, whatever was composed.
+    pub fn grid_points(&self) -> usize {
+        self.forward.len() + self.backward.as_ref().map_or(0, |b| b.len())
+    }
+
+    fn backward_or_forward(&self) -> &LossPmf {
+        self.backward.as_deref().unwrap_or(&self.forward)
+    }
+
+    /// Sequential composition with another PLD on the same grid and relation.
+    pub fn compose(&self, other: &Pld) -> Result<Pld> {
+        if self.neighbours != other.neighbours {
+            return Err(Error::NeighboursMismatch {
+                left: self.neighbours.to_string(),
+                right: other.neighbours.to_string(),
+            });
+        }
+        let tail = self.config.tail.min(other.config.tail);
+        let (forward, backward) = rayon::join(
+            || self.forward.compose(&other.forward, tail),
+            || match (&self.backward, &other.backward) {
+                (None, None) => Ok(None),
+                _ => self
+                    .backward_or_forward()
+                    .compose(other.backward_or_forward(), tail)
+                    .map(|b| Some(Arc::new(b))),
+            },
+        );
+        Ok(Pld {
+            neighbours: self.neighbours,
+            config: self.config,
+            forward: Arc::new(forward?),
+            backward: backward?,
+        })
+    }
+
+    /// `times`-fold self-composition.
+    pub fn self_compose(&self, times: u64) -> Result<Pld> {
+        let tail = self.config.tail;
+        let (forward, backward) = rayon::join(
+            || self.forward.power(times, tail),
+            || {
+                self.backward
+                    .as_ref()
+                    .map(|b| b.power(times, tail).map(Arc::new))
+                    .transpose()
+            },
+        );
+        Ok(Pld {
+            neighbours: self.neighbours,
+            config: self.config,
+            forward: Arc::new(forward?),
+            backward: backward?,
+        })
+    }
+
+    /// An upper bound on the smallest δ such that the mechanism is (ε, δ)-DP.
+    pub fn delta(&self, eps: f64) -> Result<f64> {
+        if !(eps.is_finite() && eps >= 0.0) {
+            return Err(Error::invalid("epsilon", eps, "must be finite and >= 0"));
+        }
+        let b = self.backward.as_ref().map_or(0.0, |b| b.delta(eps));
+        Ok(self.forward.delta(eps).max(b))
+    }
+
+    /// The smallest ε ≥ 0 such that the mechanism is (ε, δ)-DP by this PLD. An error when the
+    /// +∞ atom (and the charged error) alone exceed δ.
+    pub fn epsilon(&self, delta: f64) -> Result<f64> {
+        if !(delta > 0.0 && delta < 1.0) {
+            return Err(Error::invalid("delta", delta, "must lie in (0, 1)"));
+        }
+        let dirs = std::iter::once(&*self.forward).chain(self.backward.as_deref());
+        let mut eps: f64 = 0.0;
+        for d in dirs {
+            match d.epsilon(delta) {
+                Some(e) => eps = eps.max(e),
+                None => {
+                    return Err(Error::Conversion {
+                        from: "a privacy loss distribution".into(),
+                        to: format!("(eps, delta = {delta:e})-DP"),
+                        reason: format!(
+                            "the infinite-loss mass and the charged error ({:e}) exceed delta",
+                            d.inf + d.err
+                        ),
+                    })
+                }
+            }
+        }
+        Ok(eps)
+    }
+
+    /// δ(ε) at each ε of `eps` (the privacy profile).
+    pub fn profile(&self, eps: &[f64]) -> Result<Vec<ProfilePoint>> {
+        eps.iter()
+            .map(|&e| {
+                Ok(ProfilePoint {
+                    eps: e,
+                    delta: self.delta(e)?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// ε(δ) of `steps` DP-SGD steps (Poisson rate q, noise multiplier z, add/remove-one) by PLD on
+/// the default grid.
+pub fn dpsgd_epsilon(q: f64, z: f64, steps: u64, delta: f64) -> Result<f64> {
+    dpsgd_pld(q, z, steps, PldConfig::default())?.epsilon(delta)
+}
+
+/// The PLD of `steps` DP-SGD steps.
+pub fn dpsgd_pld(q: f64, z: f64, steps: u64, config: PldConfig) -> Result<Pld> {
+    if steps == 0 {
+        return Err(Error::invalid("steps", steps, "must be >= 1"));
+    }
+    Pld::subsampled_gaussian(q, z, 1.0, config)?.self_compose(steps)
+}
+
+/// The smallest noise multiplier z (to relative precision 1e-4, rounded up) such that `steps`
+/// DP-SGD steps at rate q are (ε, δ)-DP by PLD. ε(z) decreases in z, so a bisection on the
+/// verified predicate "ε(z) ≤ target" returns a z for which it holds.
+pub fn calibrate_dpsgd_noise(q: f64, steps: u64, eps: f64, delta: f64) -> Result<f64> {
+    check_positive("epsilon", eps)?;
+    let fits = |z: f64| -> Result<bool> {
+        match dpsgd_epsilon(q, z, steps, delta) {
+            Ok(e) => Ok(e <= eps),
+            Err(Error::Conversion { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    };
+    let (mut lo, mut hi) = (0.05, 1.0);
+    while !fits(hi)? {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 1e4 {
+            return Err(Error::invalid(
+                "epsilon",
+                eps,
+                "no noise multiplier up to 1e4 reaches this target",
+            ));
+        }
+    }
+    if fits(lo)? {
+        return Err(Error::invalid(
+            "epsilon",
+            eps,
+            "the target is met at z = 0.05 already; the calibration range starts there",
+        ));
+    }
+    while hi - lo > 1e-4 * hi {
+        let mid = 0.5 * (lo + hi);
+        if fits(mid)? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
+
+#[cfg(test)]
+mod tests;
