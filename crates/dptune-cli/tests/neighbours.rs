@@ -31,7 +31,8 @@ fn write(path: &Path, text: &str) -> String {
     path.display().to_string()
 }
 
-const CLASS_SCHEMA: &str = "[label]\nkind = \"class\"\ncolumn = \"y\"\nvalues = [\"no\", \"yes\"]\n\
+const CLASS_SCHEMA: &str =
+    "[label]\nkind = \"class\"\ncolumn = \"y\"\nvalues = [\"no\", \"yes\"]\n\
                             [[feature]]\nkind = \"numeric\"\ncolumn = \"a\"\nlow = 0\nhigh = 1\n\
                             [[feature]]\nkind = \"numeric\"\ncolumn = \"b\"\nlow = 0\nhigh = 1\n";
 const NUMERIC_SCHEMA: &str = "[label]\nkind = \"numeric\"\ncolumn = \"y\"\nlow = 0\nhigh = 2\n\
@@ -96,7 +97,11 @@ fn every_learner_and_tuner_releases_the_same_public_fields_on_neighbours() {
     ] {
         let schema = write(
             &d.join(format!("{learner}.toml")),
-            if numeric { NUMERIC_SCHEMA } else { CLASS_SCHEMA },
+            if numeric {
+                NUMERIC_SCHEMA
+            } else {
+                CLASS_SCHEMA
+            },
         );
         let space = write(&d.join(format!("{learner}-space.toml")), space);
         // D and D minus one record at the same path (the file name is a public input).
@@ -105,12 +110,20 @@ fn every_learner_and_tuner_releases_the_same_public_fields_on_neighbours() {
             &["--tuner", "papernot-steinke"][..],
             &["--tuner", "liu-talwar", "--mean-runs", "3"],
             &["--tuner", "poisson", "--mean-runs", "3"],
-            &["--tuner", "threshold", "--threshold=-1000", "--mean-runs", "3"],
+            &[
+                "--tuner",
+                "threshold",
+                "--threshold=-1000",
+                "--mean-runs",
+                "3",
+            ],
             &["--tuner", "exhaustive"],
         ] {
             let args = |data: &str| -> Vec<String> {
                 [
-                    &["tune", "--data", data, "--schema", &schema, "--space", &space][..],
+                    &[
+                        "tune", "--data", data, "--schema", &schema, "--space", &space,
+                    ][..],
                     &["--learner", learner],
                     tuner,
                 ]

@@ -385,8 +385,8 @@ fn neighbours_differ_only_in_the_charged_count_by_default() {
     // (DP-SGD plans its schedule with it). Every printed epsilon is a function of public inputs
     // only (with a noisy count the report states the parts' allowance), so they are identical.
     let allowed: BTreeSet<String> = ["dataset", "size.value", "privacy.per_run"]
-    .map(String::from)
-    .into();
+        .map(String::from)
+        .into();
     let diff = differing(&a, &b);
     assert!(diff.is_subset(&allowed), "{diff:?}");
     assert!(diff.contains("size.value"), "{diff:?}");

@@ -246,7 +246,10 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("cap"),
             public("size.source"),
             public("size.records"),
-            private("size.value", "privacy.record_count (the noisy record count)"),
+            private(
+                "size.value",
+                "privacy.record_count (the noisy record count)",
+            ),
             public("size.epsilon"),
             public("size.label"),
             public("timing"),
