@@ -346,3 +346,44 @@ def test_an_empty_side_of_the_split_is_a_run_not_a_failure():
     # Both layouts occurred (each has probability 1/2 per seed: missing one has probability
     # 2 * 2**-12 < 5e-4, and the seeds are fixed, so this is deterministic).
     assert sides == {(1, 0), (0, 1)}
+
+
+
+#: What a fitted PrivateLogisticRegression releases (charged), besides its parameters.
+_RELEASED_ATTRIBUTES = {"coef_", "intercept_", "classes_", "guarantee_"}
+
+
+def _public_fields(result):
+    """What a Python tuning releases that must not depend on the data: the whole guarantee, the
+    released model's class, attribute and parameter names, and the value of every attribute
+    that is neither a charged release nor a hyperparameter. The chosen configuration, the
+    model's coefficients and the score are charged releases."""
+    g = result.guarantee
+    model = result.model
+    params = model.get_params()
+    other = {k: v for k, v in vars(model).items()
+             if k not in _RELEASED_ATTRIBUTES and k not in params}
+    return (
+        g.neighbours, g.epsilon(1e-6), g.rho, g.pure_epsilon,
+        type(model).__name__, sorted(vars(model)), sorted(params), other,
+    )
+
+
+def test_python_tune_releases_the_same_public_fields_on_neighbours():
+    """Issue 13's neighbour differencing for the Python tune/sklearn path: D and D minus one
+    record, OS-keyed noise (no seed anywhere), three times; every public field is identical. A
+    deliberately leaky model (one that keeps the number of training records, as a
+    scikit-learn estimator's ``n_samples_``-style attribute would) fails the same check."""
+    X, y = make_classification(n_samples=300, n_features=5, random_state=3)
+
+    def release(X, y):
+        run = Candidate(PrivateLogisticRegression(classes=[0, 1]), X, y)
+        return dptune.tune(run, {"C": [0.1, 1.0, 10.0]}, per_run=dptune.Guarantee.zcdp(0.05),
+                           repeats=dptune.Repeats.geometric(0.5))
+
+    for _ in range(3):
+        a, b = release(X, y), release(X[:-1], y[:-1])
+        assert a.released and b.released
+        assert _public_fields(a) == _public_fields(b)
+    a.model.n_records_, b.model.n_records_ = len(X), len(X) - 1
+    assert _public_fields(a) != _public_fields(b)

@@ -74,10 +74,18 @@ impl Grid {
     }
 
     /// The coordinate of the grid point nearest to `value` (ties away from zero); moves the
-    /// value by at most r/2. Refuses non-finite values.
+    /// value by at most r/2. Refuses non-finite values with [`Error::Numerical`], never with
+    /// `InvalidParameter`: the value is private (a sum, a score, a model), so a non-finite one
+    /// means a precondition of the sensitivity analysis failed on data, and the caller must
+    /// abort, not treat it as an unusable configuration (a tuner turns `InvalidParameter` into
+    /// a worst-scored run, which would make a data-dependent event look like a public one).
+    /// Front ends validate data before any mechanism, so this does not happen on valid input.
     fn snap(&self, value: f64) -> Result<Coordinate> {
         if !value.is_finite() {
-            return Err(Error::invalid("value", value, "must be finite"));
+            return Err(Error::Numerical {
+                what: "grid release",
+                reason: format!("the released `value` is {value}: must be finite"),
+            });
         }
         // Division by a power of two is exact unless the quotient overflows or is subnormal;
         // a subnormal quotient rounds to 0 either way.
@@ -512,6 +520,9 @@ mod tests {
         for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             let e = l.release(&mut rng, bad).unwrap_err();
             assert!(e.to_string().contains("`value`"), "{e}");
+            // Not InvalidParameter: a tuner would count that as an unusable run (issue 13,
+            // finding 7); e99dd64 returned InvalidParameter here.
+            assert!(matches!(e, Error::Numerical { .. }), "{e:?}");
             assert!(g.release(&mut rng, bad).is_err());
             assert!(g.release_vec(&mut rng, &[0.0, bad]).is_err());
         }
