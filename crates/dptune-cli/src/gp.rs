@@ -443,6 +443,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     });
     if let Some(d) = &diag {
         json["diagnostics"] = json!({                         // [NOT PRIVATE] --diagnostics only
+            "not_private": true,
             "label": NOT_PRIVATE,
             "test_rmse": d.test_rmse,
             "clipped_training_outputs": d.clipped,

@@ -495,18 +495,18 @@ fn render(
         _ => human.push_str("test score: none (give --test FILE for a public test split)\n"),
     }
     human.push_str(&format!("record count: {size_text}\n"));
-    // With a noisy count the parts' exact spend depends on it: their allowance is stated.
-    let (count, bound) = match &o.size {
-        SizeUsed::NoisyCount { spent, .. } => (
-            format!("record count eps = {}, ", fmt_param(eps_at(spent, d)?)),
-            " at most",
-        ),
-        _ => (String::new(), ""),
+    // The parts' allowances are stated (their exact spend may depend on the noisy count or on
+    // the split's sizes): every printed eps is a function of public inputs only.
+    let count = match &o.size {
+        SizeUsed::NoisyCount { spent, .. } => {
+            format!("record count eps = {}, ", fmt_param(eps_at(spent, d)?))
+        }
+        _ => String::new(),
     };
     human.push_str(&format!(
-        "privacy ({} neighbours, delta = {}): {count}tuning eps{bound} = {}, final fit \
-         eps{bound} = {}, total eps{bound} = {} (tuning and final fit on disjoint parts: \
-         parallel composition)\n",
+        "privacy ({} neighbours, delta = {}): {count}tuning eps <= {}, final fit eps <= {}, \
+         total eps <= {} (the allowances each part was checked against before release; tuning \
+         and final fit on disjoint parts: parallel composition)\n",
         o.total.neighbours(),
         fmt_param(d),
         fmt_param(e_tune),

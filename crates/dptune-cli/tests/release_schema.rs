@@ -39,7 +39,7 @@ fn clean_tune() -> Value {
                     "tuning": {"epsilon": 1.0, "delta": 1e-5},
                     "final_fit": {"epsilon": 0.99, "delta": 1e-5},
                     "per_run": "an RDP curve"},
-        "records": {"public_test": 16281},
+        "public_test_records": 16281,
         "test_accuracy": 0.83
     })
 }
@@ -170,6 +170,29 @@ fn account_releases_only_public_inputs() {
         ],
     );
     check("account zcdp", &["--rho", "0.1", "--delta", "1e-5"]);
+    check(
+        "account calibrate-dpsgd",
+        &[
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "100",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+        ],
+    );
+    let parts = std::env::temp_dir().join(format!("dptune-schema-{}.json", std::process::id()));
+    std::fs::write(
+        &parts,
+        r#"{"parts":[{"mechanism":"gaussian","sigma":2.0,"times":10}],"delta":1e-5,"neighbours":"add_remove"}"#,
+    )
+    .unwrap();
+    let file = parts.to_str().unwrap();
+    check("account compose", &[file]);
+    check("account profile", &[file]);
+    let _ = std::fs::remove_file(&parts);
     let bases: [&[&str]; 3] = [
         &["--base", "gaussian", "--noise-multiplier", "2"],
         &["--base", "pure", "--epsilon", "0.5"],

@@ -642,6 +642,25 @@ fn _selection_probabilities<'py>(
     Ok(PyArray1::from_vec(py, p))
 }
 
+/// The release-schema violations of a Python result: `paths` are the released attribute paths
+/// of `command`'s result (`"python tune"`, `"python PrivateLogisticRegression"`), checked
+/// against the one declaration in `dptune::release_schema`; an empty list means every field
+/// is declared.
+#[pyfunction]
+fn _release_violations(command: &str, paths: Vec<String>) -> R<Vec<String>> {
+    let schema = dptune::release_schema::schema(command)
+        .ok_or_else(|| invalid("command", command, "has no release schema"))?;
+    let seen = paths.iter().map(|p| dptune::release_schema::Seen {
+        path: p,
+        labelled: false,
+    });
+    Ok(schema
+        .check(seen, &[])
+        .iter()
+        .map(ToString::to_string)
+        .collect())
+}
+
 /// What one selection costs (computed from public parameters on a dummy score vector).
 #[pyfunction]
 #[pyo3(signature = (epsilon, *, mechanism="exponential", neighbours="add-remove", delta=None,
@@ -1670,6 +1689,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(select_index, m)?,
         wrap_pyfunction!(_selection_probabilities, m)?,
         wrap_pyfunction!(selection_cost, m)?,
+        wrap_pyfunction!(_release_violations, m)?,
         wrap_pyfunction!(top_k, m)?,
         wrap_pyfunction!(_time_select_rust, m)?,
         wrap_pyfunction!(gaussian_epsilon, m)?,

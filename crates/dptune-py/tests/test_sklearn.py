@@ -387,3 +387,30 @@ def test_python_tune_releases_the_same_public_fields_on_neighbours():
         assert _public_fields(a) == _public_fields(b)
     a.model.n_records_, b.model.n_records_ = len(X), len(X) - 1
     assert _public_fields(a) != _public_fields(b)
+
+
+def _released_paths(result):
+    """The attribute paths a Python tuning result releases, as the release schema names them."""
+    tune_paths = [f"config.{k}" for k in (result.config or {})] + ["model", "score", "guarantee"]
+    model_paths = sorted(set(vars(result.model)) | set(result.model.get_params()))
+    return tune_paths, model_paths
+
+
+def test_python_results_release_only_declared_fields():
+    """Issue 13's release schema covers the Python result objects too: every field of the
+    tuning result and every attribute of the fitted model is declared in
+    ``dptune::release_schema`` (public input, charged release or diagnostic). A model that
+    carries an undeclared attribute (a noise seed, as e99dd64's did, or a record count) fails."""
+    from dptune import _core
+    X, y = make_classification(n_samples=300, n_features=5, random_state=4)
+    run = Candidate(PrivateLogisticRegression(classes=[0, 1]), X, y)
+    best = dptune.tune(run, {"C": [0.1, 1.0]}, per_run=dptune.Guarantee.zcdp(0.05),
+                       repeats=dptune.Repeats.geometric(0.5))
+    tune_paths, model_paths = _released_paths(best)
+    assert _core._release_violations("python tune", tune_paths) == []
+    assert _core._release_violations("python PrivateLogisticRegression", model_paths) == []
+    best.model.seed = 7  # the e99dd64 noise key
+    best.model.n_records_ = len(X)
+    _, leaky = _released_paths(best)
+    found = _core._release_violations("python PrivateLogisticRegression", leaky)
+    assert len(found) == 2 and any("`seed`" in v for v in found), found

@@ -227,6 +227,7 @@ pub static COMMANDS: &[CommandSchema] = &[
         fields: &[
             public("dataset"),
             public("learner"),
+            public("learner.*.*"),
             public("tuner"),
             private("best.*", "privacy.tuning (the selected configuration)"),
             public("privacy.epsilon"),
@@ -313,6 +314,14 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("predictions.charged_sensitivity"),
             public("predictions.granularity"),
             public("predictions.mean_noise_sd_at_test"),
+            // The noise scale at each test input and which rows are test rows: functions of
+            // the public inputs and of the data-independent split.
+            public("predictions.noise_sd[]"),
+            public("predictions.test_rows[]"),
+            private(
+                "predictions.values[]",
+                "privacy.eps_predict (cloaked predictions)",
+            ),
             public("data.source"),
             public("data.n_train"),
             public("data.n_test"),
@@ -323,6 +332,7 @@ pub static COMMANDS: &[CommandSchema] = &[
             LABELS[0],
             LABELS[1],
             diag("**.clipped", "--diagnostics"),
+            diag("**.clipped_training_outputs", "--diagnostics"),
             diag("**.clipped_note", "--diagnostics"),
             diag("**.test_rmse", "--diagnostics"),
             diag("**.test_rmse_note", "--diagnostics"),
@@ -356,6 +366,9 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("privacy.level"),
             public("privacy.noise"),
             public("privacy.noise_variance"),
+            public("colluders"),
+            public("privacy.colluders"),
+            public("privacy.assumption"),
             public("summary.runs"),
             LABELS[0],
             LABELS[1],
@@ -411,6 +424,52 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("order"),
             public("epsilon_default_grid"),
             public("order_default_grid"),
+            public("epsilon_pld"),
+            public("epsilon_rdp"),
+            public("interval"),
+            public("route"),
+        ],
+    },
+    CommandSchema {
+        command: "account compose",
+        repeated_under: "",
+        fields: &[
+            public("delta"),
+            public("neighbours"),
+            public("parts"),
+            public("epsilon"),
+            public("epsilon_pld"),
+            public("epsilon_rdp"),
+            public("interval"),
+            public("route"),
+        ],
+    },
+    CommandSchema {
+        command: "account profile",
+        repeated_under: "",
+        fields: &[
+            public("neighbours"),
+            public("interval"),
+            public("epsilon[]"),
+            public("delta_pld[]"),
+            public("delta_closed_form[]"),
+            public("plot"),
+        ],
+    },
+    CommandSchema {
+        command: "account calibrate-dpsgd",
+        repeated_under: "",
+        fields: &[
+            public("mechanism"),
+            public("sampling_rate"),
+            public("steps"),
+            public("epsilon"),
+            public("delta"),
+            public("neighbours"),
+            public("noise_multiplier"),
+            public("epsilon_pld"),
+            public("epsilon_rdp"),
+            public("route"),
         ],
     },
     CommandSchema {
@@ -463,6 +522,36 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("method"),
             public("reason"),
             public("ranking[].*"),
+        ],
+    },
+    // Python result objects (paths are attribute names; `dptune.tune`'s result and the
+    // fitted scikit-learn estimator it returns).
+    CommandSchema {
+        command: "python tune",
+        repeated_under: "",
+        fields: &[
+            private("config.*", "guarantee (the selected configuration)"),
+            private("model", "guarantee (the selected candidate's model)"),
+            private("score", "guarantee (the selected candidate's noisy score)"),
+            public("guarantee"),
+        ],
+    },
+    CommandSchema {
+        command: "python PrivateLogisticRegression",
+        repeated_under: "",
+        fields: &[
+            private("coef_", "guarantee_ (Gaussian output perturbation)"),
+            private("intercept_", "guarantee_ (Gaussian output perturbation)"),
+            public("classes_"),
+            public("guarantee_"),
+            // Parameters: declared in advance, or the tuner's (charged) configuration.
+            public("classes"),
+            private("C", "the tuning's guarantee (a configuration it selected)"),
+            public("rho"),
+            public("norm_bound"),
+            public("fit_intercept"),
+            public("intercept_scaling"),
+            public("tol"),
         ],
     },
 ];
@@ -521,7 +610,7 @@ mod tests {
         let fields = seen(&[
             "best.learning_rate",
             "privacy.epsilon",
-            "records.public_test",
+            "public_test_records",
             "test_accuracy",
         ]);
         assert_eq!(t.check(fields, &[]), vec![]);

@@ -226,16 +226,17 @@ pub struct Outcome {
 }
 
 /// The guarantees a report states, each a function of public inputs only (rule 4 of DESIGN.md:
-/// no ε computed from the private count). When the schedules were planned with a noisy count,
-/// the exact spend of the tuning and of the final fit depends on that count (a DP-SGD
-/// configuration's noise is calibrated to its planned size), so the report states the allowance
-/// they were both held to (`Ledger`-checked, so it bounds them); otherwise (a public size, or a
-/// learner that needs none) it states the exact spend.
+/// no ε computed from the private count). The exact spend of the tuning and of the final fit
+/// can depend on more than public inputs: on the noisy count (a DP-SGD configuration's noise is
+/// calibrated to its planned size) or on the sizes of the coin-split parts (output
+/// perturbation's sensitivity under replace-one). So the report states the allowance both parts
+/// were held to (`Ledger`-checked before anything is released, so it bounds them); the exact
+/// spend stays in [`Outcome`] for library callers.
 #[derive(Debug, Clone, Serialize)]
 pub struct Reported {
-    /// The tuning's cost: exact, or the parts' allowance.
+    /// The tuning's cost: at most the parts' allowance.
     pub tuning: Guarantee,
-    /// The final fit's cost: exact, or the parts' allowance.
+    /// The final fit's cost: at most the parts' allowance.
     pub final_fit: Guarantee,
     /// The whole cost: the count's allowance (if any) composed with the parallel parts.
     pub total: Guarantee,
@@ -626,16 +627,12 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
         _ => parts,
     };
     Ledger::new(outer)?.charge(&total)?;
-    let reported = match &size {
-        SizeUsed::NoisyCount { spent, .. } => Reported {
-            tuning: budget.parts.clone(),
-            final_fit: budget.parts.clone(),
-            total: spent.compose(&budget.parts)?,
-        },
-        _ => Reported {
-            tuning: selected.spent.clone(),
-            final_fit: fitted.spent.clone(),
-            total: total.clone(),
+    let reported = Reported {
+        tuning: budget.parts.clone(),
+        final_fit: budget.parts.clone(),
+        total: match &size {
+            SizeUsed::NoisyCount { spent, .. } => spent.compose(&budget.parts)?,
+            _ => budget.parts.clone(),
         },
     };
     Ok(Some(Outcome {
