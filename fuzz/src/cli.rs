@@ -80,8 +80,19 @@ pub fn run(bin: &Path, target: Target, data: &[u8]) -> ExitStatus {
             let learner = LEARNERS[mode as usize % LEARNERS.len()];
             let tuner = TUNERS[(mode as usize / LEARNERS.len()) % TUNERS.len()];
             [
-                "tune", "--space", &space, "--learner", learner, "--tuner", tuner, "--data",
-                &missing, "--schema", &schema, "--seed", "1",
+                "tune",
+                "--space",
+                &space,
+                "--learner",
+                learner,
+                "--tuner",
+                tuner,
+                "--data",
+                &missing,
+                "--schema",
+                &schema,
+                "--seed",
+                "1",
             ]
             .map(str::to_owned)
             .to_vec()
@@ -97,7 +108,11 @@ pub fn run(bin: &Path, target: Target, data: &[u8]) -> ExitStatus {
             );
             a.extend(["--seed", "1"].map(str::to_owned));
             if mode & 1 == 1 {
-                a.extend(["--column".to_owned(), "score".to_owned(), file("s.csv", rest)]);
+                a.extend([
+                    "--column".to_owned(),
+                    "score".to_owned(),
+                    file("s.csv", rest),
+                ]);
             } else {
                 stdin = rest.to_vec();
             }
@@ -106,8 +121,19 @@ pub fn run(bin: &Path, target: Target, data: &[u8]) -> ExitStatus {
         Target::Gp => {
             let data = file("gp.csv", rest);
             let mut a: Vec<String> = [
-                "gp", "--data", &data, "--x", "0", "--y", "1", "--y-range", "0,1", "--folds",
-                "2", "--seed", "1",
+                "gp",
+                "--data",
+                &data,
+                "--x",
+                "0",
+                "--y",
+                "1",
+                "--y-range",
+                "0,1",
+                "--folds",
+                "2",
+                "--seed",
+                "1",
             ]
             .map(str::to_owned)
             .to_vec();
@@ -121,7 +147,14 @@ pub fn run(bin: &Path, target: Target, data: &[u8]) -> ExitStatus {
         Target::StudyJson => {
             let table = file("t.json", data);
             [
-                "study", &table, "--n", "100", "--epsilons", "1", "--repetitions", "2",
+                "study",
+                &table,
+                "--n",
+                "100",
+                "--epsilons",
+                "1",
+                "--repetitions",
+                "2",
             ]
             .map(str::to_owned)
             .to_vec()

@@ -9,7 +9,9 @@ use dptune::data::{parse_csv, Schema};
 use dptune::federated::secagg::{Client, SecAggParams, Server};
 use dptune::noise::SecureRng;
 use dptune::select::Goal;
-use dptune::study::{run_study, table_from_csv, table_from_values, Columns, ScoreModel, StudyOptions};
+use dptune::study::{
+    run_study, table_from_csv, table_from_values, Columns, ScoreModel, StudyOptions,
+};
 
 /// Separates the schema TOML from the CSV text in a `csv_schema` input.
 const SEPARATOR: &[u8] = b"\n---\n";
@@ -142,7 +144,10 @@ fn honest(stages: u8) -> Round {
     for stage in 0..stages {
         for (c, m) in round.clients.iter_mut().zip(&round.to_clients) {
             let reply = answer(c, stage, m.as_deref()).expect("honest client answers");
-            round.server.receive(&reply).expect("honest message accepted");
+            round
+                .server
+                .receive(&reply)
+                .expect("honest message accepted");
         }
         round.to_clients = vec![None; CLIENTS];
         for (to, bytes) in round.server.advance().expect("honest round advances") {

@@ -27,7 +27,11 @@ fn cli_inputs_exit_in_order() {
         for f in files {
             let data = std::fs::read(&f).expect("readable input");
             let status = cli::run(bin, target, &data);
-            assert!(cli::orderly(status), "{name}: {} exits {status}", f.display());
+            assert!(
+                cli::orderly(status),
+                "{name}: {} exits {status}",
+                f.display()
+            );
         }
     }
 }
