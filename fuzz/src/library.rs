@@ -5,6 +5,8 @@
 //! here is a bug. The same functions are used by the libFuzzer targets in `fuzz_targets/` and
 //! by the stable replay test `crates/dptune/tests/fuzz_replay.rs`, which includes this file.
 
+use std::sync::OnceLock;
+
 use dptune::data::{parse_csv, Schema};
 use dptune::federated::secagg::{Client, SecAggParams, Server};
 use dptune::noise::SecureRng;
@@ -202,30 +204,59 @@ pub fn secagg_client(data: &[u8]) {
     let _ = answer(&mut round.clients[0], stage, Some(&msg));
 }
 
+/// Every client's honest message in each stage (0 keys … 3 unmask) of the fuzzed round,
+/// computed once: the server target replays them into a fresh server, which skips the clients'
+/// key generation and encryption on every input.
+fn honest_messages() -> &'static [Vec<Vec<u8>>] {
+    static MESSAGES: OnceLock<Vec<Vec<Vec<u8>>>> = OnceLock::new();
+    MESSAGES.get_or_init(|| {
+        let mut round = honest(0);
+        let mut all = Vec::new();
+        for stage in 0..4 {
+            let sent: Vec<Vec<u8>> = round
+                .clients
+                .iter_mut()
+                .zip(&round.to_clients)
+                .map(|(c, m)| answer(c, stage, m.as_deref()).expect("honest client answers"))
+                .collect();
+            for m in &sent {
+                round.server.receive(m).expect("honest message accepted");
+            }
+            if stage < 3 {
+                round.to_clients = vec![None; CLIENTS];
+                for (to, bytes) in round.server.advance().expect("honest round advances") {
+                    round.to_clients[to as usize] = Some(bytes);
+                }
+            }
+            all.push(sent);
+        }
+        all
+    })
+}
+
 /// SecAgg server decoder: byte 0 picks the stage (0 keys … 3 unmask) and byte 1 the mode of
-/// [`fuzzed`]; clients 1.. answer honestly, client 0's message is replaced by the fuzzed one,
-/// then the server closes the stage.
+/// [`fuzzed`]; the earlier stages are honest, in the picked stage client 0's message is
+/// replaced by the fuzzed one and the others are honest, then the server closes the stage.
 pub fn secagg_server(data: &[u8]) {
     let [stage, mode, rest @ ..] = data else {
         return;
     };
-    let stage = stage % 4;
-    let mut round = honest(stage);
-    let replies: Vec<Option<Vec<u8>>> = round
-        .clients
-        .iter_mut()
-        .zip(&round.to_clients)
-        .map(|(c, m)| answer(c, stage, m.as_deref()))
-        .collect();
-    let _ = round
-        .server
-        .receive(&fuzzed(*mode, rest, replies[0].as_deref()));
-    for reply in replies.iter().skip(1).flatten() {
-        let _ = round.server.receive(reply);
+    let stage = (stage % 4) as usize;
+    let messages = honest_messages();
+    let mut server = Server::new(params());
+    for sent in &messages[..stage] {
+        for m in sent {
+            server.receive(m).expect("honest message accepted");
+        }
+        server.advance().expect("honest round advances");
+    }
+    let _ = server.receive(&fuzzed(*mode, rest, Some(&messages[stage][0])));
+    for m in &messages[stage][1..] {
+        let _ = server.receive(m);
     }
     if stage == 3 {
-        let _ = round.server.finish();
+        let _ = server.finish();
     } else {
-        let _ = round.server.advance();
+        let _ = server.advance();
     }
 }
