@@ -106,132 +106,99 @@ const CLIENTS: usize = 3;
 const DIM: usize = 2;
 const THRESHOLD: usize = 2;
 
-/// An honest round advanced by some stages: the clients, the server, and the messages each
-/// client received from the server's last `advance` (or sent in the last stage).
-struct Round {
-    clients: Vec<Client>,
-    server: Server,
-    to_clients: Vec<Option<Vec<u8>>>,
-}
-
 fn params() -> SecAggParams {
     SecAggParams::complete(7, CLIENTS, DIM, THRESHOLD).expect("valid fuzz parameters")
 }
 
-/// Client `i`'s answer in `stage` (0 keys, 1 shares, 2 masked input, 3 unmask) to `msg`.
-fn answer(c: &mut Client, stage: u8, msg: Option<&[u8]>) -> Option<Vec<u8>> {
-    match (stage, msg) {
-        (0, _) => c.advertise_keys().ok(),
-        (1, Some(m)) => c.share_keys(m).ok(),
-        (2, Some(m)) => c.masked_input(m).ok(),
-        (3, Some(m)) => c.unmask(m).ok(),
-        _ => None,
-    }
-}
-
-/// Runs `stages` complete honest stages (all clients answer, the server advances).
-fn honest(stages: u8) -> Round {
+/// Client `i` of the fuzzed round; its keys and seeds are the same on every call.
+fn client(i: usize) -> Client {
     let streams = SecureRng::seeded(17).streams();
-    let clients = (0..CLIENTS)
-        .map(|i| {
-            let input = vec![i as u32 + 1; DIM];
-            Client::new(i, params(), input, streams.get(i as u64)).expect("valid client")
-        })
-        .collect();
-    let mut round = Round {
-        clients,
-        server: Server::new(params()),
-        to_clients: vec![None; CLIENTS],
-    };
-    for stage in 0..stages {
-        for (c, m) in round.clients.iter_mut().zip(&round.to_clients) {
-            let reply = answer(c, stage, m.as_deref()).expect("honest client answers");
-            round
-                .server
-                .receive(&reply)
-                .expect("honest message accepted");
-        }
-        round.to_clients = vec![None; CLIENTS];
-        for (to, bytes) in round.server.advance().expect("honest round advances") {
-            round.to_clients[to as usize] = Some(bytes);
-        }
-    }
-    round
+    Client::new(i, params(), vec![i as u32 + 1; DIM], streams.get(i as u64)).expect("valid client")
 }
 
-/// The fuzzed message: byte 0 odd → `rest` patches `honest` (triples of little-endian offset
-/// and XOR mask; a trailing byte truncates); even → `rest` verbatim.
-fn fuzzed(mode: u8, rest: &[u8], honest: Option<&[u8]>) -> Vec<u8> {
-    match honest {
-        Some(h) if mode & 1 == 1 && !h.is_empty() => {
-            let mut m = h.to_vec();
-            let mut triples = rest.chunks_exact(3);
-            for t in &mut triples {
-                let at = u16::from_le_bytes([t[0], t[1]]) as usize % m.len();
-                m[at] ^= t[2];
-            }
-            if let [cut, ..] = triples.remainder() {
-                m.truncate(*cut as usize * m.len() / 256);
-            }
-            m
-        }
-        _ => rest.to_vec(),
+/// Client `c`'s answer in `stage` (0 keys, 1 shares, 2 masked input, 3 unmask) to `msg`.
+fn answer(c: &mut Client, stage: usize, msg: &[u8]) -> Result<Vec<u8>, dptune::Error> {
+    match stage {
+        0 => c.advertise_keys(),
+        1 => c.share_keys(msg),
+        2 => c.masked_input(msg),
+        _ => c.unmask(msg),
     }
+}
+
+/// The messages of one honest round, computed once: the targets replay them into a fresh
+/// server or client, which skips everyone else's key generation and encryption per input.
+struct Transcript {
+    /// `to_server[stage][i]`: client i's message in `stage` (0 keys … 3 unmask).
+    to_server: Vec<Vec<Vec<u8>>>,
+    /// `to_client0[stage]`: the server's message to client 0 that `stage` answers (empty for
+    /// stage 0, which answers nothing).
+    to_client0: Vec<Vec<u8>>,
+}
+
+fn transcript() -> &'static Transcript {
+    static TRANSCRIPT: OnceLock<Transcript> = OnceLock::new();
+    TRANSCRIPT.get_or_init(|| {
+        let mut clients: Vec<Client> = (0..CLIENTS).map(client).collect();
+        let mut server = Server::new(params());
+        let mut inbox = vec![Vec::new(); CLIENTS];
+        let mut t = Transcript {
+            to_server: Vec::new(),
+            to_client0: Vec::new(),
+        };
+        for stage in 0..4 {
+            let sent: Vec<Vec<u8>> = clients
+                .iter_mut()
+                .zip(&inbox)
+                .map(|(c, m)| answer(c, stage, m).expect("honest client answers"))
+                .collect();
+            for m in &sent {
+                server.receive(m).expect("honest message accepted");
+            }
+            t.to_server.push(sent);
+            t.to_client0.push(std::mem::take(&mut inbox[0]));
+            if stage < 3 {
+                for (to, bytes) in server.advance().expect("honest round advances") {
+                    inbox[to as usize] = bytes;
+                }
+            }
+        }
+        t
+    })
+}
+
+/// The fuzzed message: `mode` odd → `rest` patches `honest` (triples of little-endian offset
+/// and XOR mask; a trailing byte truncates); even → `rest` verbatim.
+fn fuzzed(mode: u8, rest: &[u8], honest: &[u8]) -> Vec<u8> {
+    if mode & 1 == 0 || honest.is_empty() {
+        return rest.to_vec();
+    }
+    let mut m = honest.to_vec();
+    let mut triples = rest.chunks_exact(3);
+    for t in &mut triples {
+        let at = u16::from_le_bytes([t[0], t[1]]) as usize % m.len();
+        m[at] ^= t[2];
+    }
+    if let [cut, ..] = triples.remainder() {
+        m.truncate(*cut as usize * m.len() / 256);
+    }
+    m
 }
 
 /// SecAgg client decoder: byte 0 picks the stage (1 keys list, 2 forwarded shares, 3 unmask
-/// request) and byte 1 the mode of [`fuzzed`]; client 0 receives the fuzzed server message
-/// after an honest prefix.
+/// request) and byte 1 the mode of [`fuzzed`]; client 0 goes honestly through the earlier
+/// stages, then receives the fuzzed server message.
 pub fn secagg_client(data: &[u8]) {
     let [stage, mode, rest @ ..] = data else {
         return;
     };
-    let stage = stage % 3 + 1;
-    let mut round = honest(stage - 1);
-    let msg = match stage {
-        1 => {
-            // The keys list is the server's answer to the advertised keys.
-            for c in &mut round.clients {
-                let reply = c.advertise_keys().expect("fresh client");
-                round.server.receive(&reply).expect("honest keys accepted");
-            }
-            let out = round.server.advance().expect("keys stage advances");
-            let honest = out.into_iter().find(|(to, _)| *to == 0).map(|(_, b)| b);
-            fuzzed(*mode, rest, honest.as_deref())
-        }
-        _ => fuzzed(*mode, rest, round.to_clients[0].as_deref()),
-    };
-    let _ = answer(&mut round.clients[0], stage, Some(&msg));
-}
-
-/// Every client's honest message in each stage (0 keys … 3 unmask) of the fuzzed round,
-/// computed once: the server target replays them into a fresh server, which skips the clients'
-/// key generation and encryption on every input.
-fn honest_messages() -> &'static [Vec<Vec<u8>>] {
-    static MESSAGES: OnceLock<Vec<Vec<Vec<u8>>>> = OnceLock::new();
-    MESSAGES.get_or_init(|| {
-        let mut round = honest(0);
-        let mut all = Vec::new();
-        for stage in 0..4 {
-            let sent: Vec<Vec<u8>> = round
-                .clients
-                .iter_mut()
-                .zip(&round.to_clients)
-                .map(|(c, m)| answer(c, stage, m.as_deref()).expect("honest client answers"))
-                .collect();
-            for m in &sent {
-                round.server.receive(m).expect("honest message accepted");
-            }
-            if stage < 3 {
-                round.to_clients = vec![None; CLIENTS];
-                for (to, bytes) in round.server.advance().expect("honest round advances") {
-                    round.to_clients[to as usize] = Some(bytes);
-                }
-            }
-            all.push(sent);
-        }
-        all
-    })
+    let stage = (stage % 3 + 1) as usize;
+    let t = transcript();
+    let mut c = client(0);
+    for (s, msg) in t.to_client0[..stage].iter().enumerate() {
+        answer(&mut c, s, msg).expect("honest client answers");
+    }
+    let _ = answer(&mut c, stage, &fuzzed(*mode, rest, &t.to_client0[stage]));
 }
 
 /// SecAgg server decoder: byte 0 picks the stage (0 keys … 3 unmask) and byte 1 the mode of
@@ -242,16 +209,16 @@ pub fn secagg_server(data: &[u8]) {
         return;
     };
     let stage = (stage % 4) as usize;
-    let messages = honest_messages();
+    let t = transcript();
     let mut server = Server::new(params());
-    for sent in &messages[..stage] {
+    for sent in &t.to_server[..stage] {
         for m in sent {
             server.receive(m).expect("honest message accepted");
         }
         server.advance().expect("honest round advances");
     }
-    let _ = server.receive(&fuzzed(*mode, rest, Some(&messages[stage][0])));
-    for m in &messages[stage][1..] {
+    let _ = server.receive(&fuzzed(*mode, rest, &t.to_server[stage][0]));
+    for m in &t.to_server[stage][1..] {
         let _ = server.receive(m);
     }
     if stage == 3 {
