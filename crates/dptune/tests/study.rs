@@ -124,6 +124,19 @@ fn recommendation_prefers_one_shot_selection_at_moderate_budgets() {
     assert!(recommend(1, 1.0, &model, 10.0, 200, 1).is_err());
 }
 
+/// `dptune study --recommend --candidates 1000000000000` aborted (exit 134) allocating the model
+/// table; now a typed refusal naming `candidates`.
+#[test]
+fn recommendation_refuses_more_candidates_than_it_can_model() {
+    let model = ScoreModel::new(1000, 1.0, true).unwrap();
+    for m in [dptune::study::recommend::MAX_CANDIDATES + 1, usize::MAX] {
+        match recommend(m, 1.0, &model, 10.0, 2, 1) {
+            Err(dptune::Error::InvalidParameter { name, .. }) => assert_eq!(name, "candidates"),
+            other => panic!("{m} candidates: {other:?}"),
+        }
+    }
+}
+
 /// The shipped tables (slow: a 30,000-row study; run with `--ignored`): the non-private best at
 /// zero, uniform choice at the table's mean regret, and PF at ε = 10 within 0.01 of the best.
 #[test]

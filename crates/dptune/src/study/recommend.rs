@@ -44,6 +44,10 @@ pub struct Recommendation {
     pub reason: String,
 }
 
+/// The most candidates [`recommend`] models: its model table holds one score per candidate, and
+/// 10^7 candidates already take minutes and a gigabyte; far more failed to allocate (abort).
+pub const MAX_CANDIDATES: usize = 1_000_000;
+
 /// Names the method with the lowest expected regret for `candidates` configurations at total
 /// budget `epsilon` (pure DP) under `model`, with E[K] = `mean_runs` for the random-search
 /// tuners; `repetitions` draws per sampled method, generator seeded with `seed`.
@@ -60,6 +64,13 @@ pub fn recommend(
             "candidates",
             candidates,
             "need at least 2 candidates to choose from",
+        ));
+    }
+    if candidates > MAX_CANDIDATES {
+        return Err(Error::invalid(
+            "candidates",
+            candidates,
+            format!("at most {MAX_CANDIDATES} candidates can be modelled"),
         ));
     }
     check_positive("epsilon", epsilon)?;

@@ -145,17 +145,24 @@ impl Domain {
         }
     }
 
-    /// All values, for enumerable domains.
+    /// All values, for enumerable domains (an integer range of at most [`MAX_GRID`] values).
     fn values(&self) -> Option<Vec<Value>> {
         match self {
             Domain::Choice { values } => Some(values.clone()),
-            Domain::Int { low, high } if high - low < 1_000_000 => {
+            // `abs_diff`: `high - low` overflows for ranges wider than `i64::MAX` (found by
+            // fuzzing the search-space TOML; `low <= high` is validated).
+            Domain::Int { low, high } if high.abs_diff(*low) < MAX_GRID as u64 => {
                 Some((*low..=*high).map(Value::Int).collect())
             }
             _ => None,
         }
     }
 }
+
+/// The most configurations [`SearchSpace::grid`] enumerates, and the most values of an integer
+/// range it lists: a larger grid cannot be run exhaustively, and building it would exhaust
+/// memory before any error could be given.
+pub const MAX_GRID: usize = 1_000_000;
 
 /// Named hyperparameters and their domains, in a fixed order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -205,7 +212,8 @@ impl SearchSpace {
     }
 
     /// Every configuration of the grid (the Cartesian product), for spaces whose domains are all
-    /// enumerable; continuous ranges are refused with an error naming the parameter.
+    /// enumerable; continuous ranges, and grids of more than [`MAX_GRID`] configurations, are
+    /// refused with an error naming the parameter.
     pub fn grid(&self) -> Result<Vec<Config>> {
         let mut out: Vec<Config> = vec![Config::new()];
         for (name, d) in &self.params {
@@ -213,9 +221,19 @@ impl SearchSpace {
                 Error::invalid(
                     "search_space",
                     name,
-                    "a continuous range cannot be enumerated; list its values for a grid",
+                    format!(
+                        "a continuous range (or an integer range of more than {MAX_GRID} values) \
+                         cannot be enumerated; list its values for a grid"
+                    ),
                 )
             })?;
+            if out.len().saturating_mul(values.len()) > MAX_GRID {
+                return Err(Error::invalid(
+                    "search_space",
+                    name,
+                    format!("the grid would have more than {MAX_GRID} configurations"),
+                ));
+            }
             out = out
                 .into_iter()
                 .flat_map(|c| {
@@ -253,6 +271,49 @@ mod tests {
             ),
         ])
         .unwrap()
+    }
+
+    /// The reason of an `InvalidParameter` error about `search_space` naming `param`.
+    fn refusal(e: Error, param: &str) -> String {
+        match e {
+            Error::InvalidParameter {
+                name,
+                value,
+                reason,
+            } if name == "search_space" && value == param => reason,
+            other => panic!("expected a search_space error naming {param}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn grid_of_the_whole_i64_range_is_refused_not_overflowed() {
+        // Crash input fuzz/space_toml/int_full_range: `high - low` overflowed (debug) or wrapped
+        // to a negative length and asked for 2^64 values (release, exit 101).
+        let s = SearchSpace::new(vec![(
+            "epochs".into(),
+            Domain::Int {
+                low: i64::MIN,
+                high: i64::MAX,
+            },
+        )])
+        .unwrap();
+        let reason = refusal(s.grid().unwrap_err(), "epochs");
+        assert!(reason.contains("cannot be enumerated"), "{reason}");
+    }
+
+    #[test]
+    fn grid_larger_than_the_cap_is_refused_before_it_is_built() {
+        // 1000 × 1001 configurations: one more row than the cap allows. (Without the check,
+        // two ranges of 10^6 values asked for 10^12 configurations and exhausted memory.)
+        let int = |high| Domain::Int { low: 1, high };
+        let big = SearchSpace::new(vec![("a".into(), int(1000)), ("b".into(), int(1001))]).unwrap();
+        let reason = refusal(big.grid().unwrap_err(), "b");
+        assert!(
+            reason.contains("more than 1000000 configurations"),
+            "{reason}"
+        );
+        let small = SearchSpace::new(vec![("a".into(), int(1000)), ("b".into(), int(2))]).unwrap();
+        assert_eq!(small.grid().unwrap().len(), 2000);
     }
 
     #[test]
