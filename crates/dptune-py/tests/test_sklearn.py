@@ -99,7 +99,10 @@ def test_multiclass_labels_are_mapped_through_declared_classes():
         n_samples=3000, n_features=8, n_informative=6, n_classes=3, class_sep=2.0, random_state=5
     )
     labels = np.array(["a", "b", "c"])[y]
-    m = PrivateLogisticRegression(classes=["c", "a", "b"], C=1.0, rho=2.0).fit(X, labels)
+    # The noise is OS-keyed (no seed): at rho = 50 its sd per coefficient is 0.2 (sensitivity
+    # 2); over 300 fits the accuracy was never below 0.81 (median 0.85), so the 0.6 threshold
+    # leaves a wide margin. At rho = 2 (sd 1) 8 % of fits fell below 0.6.
+    m = PrivateLogisticRegression(classes=["c", "a", "b"], C=1.0, rho=50.0).fit(X, labels)
     assert m.coef_.shape == (3, 8)
     assert set(m.predict(X)) <= {"a", "b", "c"}
     assert m.score(X, labels) > 0.6
