@@ -28,6 +28,10 @@ use dptune::noise::SecureRng;
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::tune::{Config, Learner, Value};
 
+#[path = "support/learn_data.rs"]
+mod learn_data;
+use learn_data::cfg;
+
 const DELTA: f64 = 1e-5;
 /// ρ whose CKS20 conversion is about ε = 0.83 at δ = 1e-5 (as in `audit_releases`).
 const RHO: f64 = 0.0218;
@@ -49,13 +53,6 @@ fn binary() -> Task {
     Task::Classification {
         classes: vec!["no".into(), "yes".into()],
     }
-}
-
-fn cfg(pairs: &[(&str, Value)]) -> Config {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 /// The claim of a zCDP allowance of `rho`, as (ε, δ) at [`DELTA`].

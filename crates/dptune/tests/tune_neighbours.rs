@@ -11,36 +11,9 @@ use dptune::noise::SecureRng;
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::tune::{Config, Domain, Learner, SearchSpace, Value};
 
-fn cfg(pairs: &[(&str, Value)]) -> Config {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
-
-/// Public synthetic data: label 1 when x0 > x1.
-fn toy(n: usize) -> Dataset {
-    let mut rng = SecureRng::seeded(1);
-    let mut x = Vec::new();
-    let mut y = Vec::new();
-    for _ in 0..n {
-        let a = rng.unit_f64();
-        let b = rng.unit_f64();
-        x.extend([a, b]);
-        y.push(if a > b { 1.0 } else { 0.0 });
-    }
-    Dataset::new(
-        x,
-        y,
-        2,
-        2f64.sqrt().next_up(),
-        Task::Classification {
-            classes: vec!["no".into(), "yes".into()],
-        },
-        vec!["a".into(), "b".into()],
-    )
-    .unwrap()
-}
+#[path = "support/learn_data.rs"]
+mod learn_data;
+use learn_data::{cfg, toy};
 
 fn first(d: &Dataset, n: usize) -> Dataset {
     d.select(&(0..n).collect::<Vec<_>>())
