@@ -171,15 +171,13 @@ pub struct SearchSpace {
 }
 
 impl SearchSpace {
-    /// A search space; names must be distinct and there must be at least one.
+    /// A search space; names must be distinct. The empty space is allowed: its one
+    /// configuration is `{}`, so a tuner over it repeats one algorithm whose randomness (the
+    /// run's seed) is its only variation. That is what define-by-run front ends need
+    /// (`dptune.optuna` samples each trial's hyperparameters inside the run from its seed,
+    /// independently of the data), and it is a valid instance of every tuning theorem: the
+    /// runs are still independent draws of one mechanism.
     pub fn new(params: Vec<(String, Domain)>) -> Result<Self> {
-        if params.is_empty() {
-            return Err(Error::invalid(
-                "search_space",
-                "{}",
-                "a search space needs at least one hyperparameter",
-            ));
-        }
         for (i, (name, d)) in params.iter().enumerate() {
             d.validate()?;
             if params[..i].iter().any(|(n, _)| n == name) {
@@ -346,7 +344,9 @@ mod tests {
         .grid()
         .unwrap();
         assert_eq!(g.len(), 6);
-        assert!(SearchSpace::new(vec![]).is_err());
+        let empty = SearchSpace::new(vec![]).unwrap();
+        assert_eq!(empty.grid().unwrap(), vec![Config::new()]);
+        assert_eq!(empty.sample(&mut SecureRng::seeded(1)), Config::new());
         assert!(SearchSpace::new(vec![("x".into(), Domain::Choice { values: vec![] })]).is_err());
         assert!(SearchSpace::new(vec![(
             "x".into(),
