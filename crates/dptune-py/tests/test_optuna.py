@@ -129,9 +129,13 @@ def test_misuse_aborts_the_tuning_with_a_clear_error(misuse):
         out = misuse(trial)
         return out if isinstance(out, str) else x
 
+    # Seeded so that at least one trial runs (a Poisson number of runs can be 0).
     with pytest.raises(TrialMisuse):
         dptune.optuna.optimize(
-            objective, per_run=dptune.Guarantee.pure(0.1), repeats=dptune.Repeats.poisson(3.0)
+            objective,
+            per_run=dptune.Guarantee.pure(0.1),
+            repeats=dptune.Repeats.poisson(3.0),
+            seed=0,
         )
 
 
@@ -214,4 +218,33 @@ def test_the_example_prints_the_whole_tunings_epsilon(capsys):
         dptune.Guarantee.zcdp(0.02), repeats=dptune.Repeats.poisson(8.0)
     ).epsilon(1e-6)
     assert eps == pytest.approx(want, abs=5e-4)
-    assert "best params: {'C':" in out
+    assert "best params: {'C':" in out or "no trial released" in out
+
+
+def test_the_result_releases_only_declared_fields():
+    """Issue 13's release schema: every field of the result is declared (a public input or a
+    release charged to the guarantee); an extra field, such as the winning trial's number
+    (which says how many trials ran), is caught."""
+    import dataclasses
+
+    from dptune import _core
+
+    best = dptune.optuna.optimize(
+        conditional_objective,
+        per_run=dptune.Guarantee.pure(0.1),
+        repeats=dptune.Repeats.poisson(3.0),
+        seed=0,
+    )
+    assert best.released
+    paths = [
+        p
+        for f in dataclasses.fields(best)
+        for p in (
+            [f"{f.name}.{k}" for k in best.best_params]
+            if f.name == "best_params"
+            else [f.name]
+        )
+    ]
+    assert _core._release_violations("python optuna", paths) == []
+    found = _core._release_violations("python optuna", paths + ["best_trial_number"])
+    assert len(found) == 1 and "best_trial_number" in found[0], found

@@ -537,6 +537,22 @@ pub static COMMANDS: &[CommandSchema] = &[
         ],
     },
     CommandSchema {
+        command: "python optuna",
+        repeated_under: "",
+        fields: &[
+            private(
+                "best_params.*",
+                "guarantee (the selected trial's parameters)",
+            ),
+            private(
+                "best_value",
+                "guarantee (the selected trial's private score)",
+            ),
+            private("model", "guarantee (the selected trial's model)"),
+            public("guarantee"),
+        ],
+    },
+    CommandSchema {
         command: "python PrivateLogisticRegression",
         repeated_under: "",
         fields: &[
