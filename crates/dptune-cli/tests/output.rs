@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-/// Where standard output goes.
+/// Where standard output (or standard error) goes.
 #[derive(Clone, Copy, Debug)]
 enum Stdout {
     /// A pipe, read in full (the ordinary run).
@@ -22,22 +22,39 @@ enum Stdout {
     Full,
 }
 
+impl Stdout {
+    fn stdio(self) -> Stdio {
+        match self {
+            Stdout::Read => Stdio::piped(),
+            Stdout::Closed => {
+                let (reader, writer) = std::io::pipe().unwrap();
+                drop(reader);
+                writer.into()
+            }
+            Stdout::Full => File::options()
+                .write(true)
+                .open("/dev/full")
+                .unwrap()
+                .into(),
+        }
+    }
+}
+
+/// `dptune args` with standard output `stdout` (standard error read).
 fn dptune(args: &[String], stdout: Stdout) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dptune"));
-    c.args(args)
+    dptune_with(args, stdout, Stdout::Read)
+}
+
+/// `dptune args` with standard output `stdout` and standard error `stderr`.
+fn dptune_with(args: &[String], stdout: Stdout, stderr: Stdout) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args(args)
         .env_remove("DPTUNE_STORE")
         .stdin(Stdio::null())
-        .stderr(Stdio::piped());
-    match stdout {
-        Stdout::Read => c.stdout(Stdio::piped()),
-        Stdout::Closed => {
-            let (reader, writer) = std::io::pipe().unwrap();
-            drop(reader);
-            c.stdout(writer)
-        }
-        Stdout::Full => c.stdout(File::options().write(true).open("/dev/full").unwrap()),
-    };
-    c.output().unwrap()
+        .stdout(stdout.stdio())
+        .stderr(stderr.stdio())
+        .output()
+        .unwrap()
 }
 
 fn err(o: &Output) -> String {
@@ -97,211 +114,83 @@ fn table() -> String {
 }
 
 /// One invocation of every command and subcommand (and of clap's help and version), each a
-/// quick run that succeeds and prints a report.
+/// quick run that succeeds and prints a report. `{name}` stands for a file of the scratch
+/// folder (no spaces in it: each line is split at whitespace).
+const EVERY_COMMAND: &str = "
+    --help
+    --version
+    account --help
+    account gaussian --noise-multiplier 1 --delta 1e-5
+    --json account gaussian --noise-multiplier 1 --delta 1e-5
+    account calibrate-gaussian --epsilon 1 --delta 1e-5
+    account dpsgd --sampling-rate 0.01 --noise-multiplier 1 --steps 100 --delta 1e-5
+    account calibrate-dpsgd --sampling-rate 0.01 --steps 100 --epsilon 1 --delta 1e-5
+    account compose {compose.json}
+    account profile {compose.json} --points 5
+    account repeat --base zcdp --rho 0.1 --repeats geometric --mean 10 --delta 1e-5
+    account zcdp --rho 1 --delta 1e-5
+    budget create c --epsilon 1 --delta 0 --neighbours replace-one --store {store.sqlite}
+    budget show b --store {store.sqlite}
+    budget list --store {store.sqlite}
+    budget history b --store {store.sqlite}
+    select --mechanism exponential --epsilon 1 --sensitivity 0.01 {scores.txt}
+    federated simulate --dataset mnist5k --rows 600 --clients 8 --local-epochs 1 --fedavg-rounds 1 --seed 3
+    gp --seed 3
+    tune --data {data.csv} --schema {schema.toml} --space {space.toml} --public-size 200
+    study {table.csv} --score acc --n 500 --epsilons 1 --repetitions 5
+    study --recommend --candidates 10 --epsilon 1 --n 500 --repetitions 5
+";
+
+/// [`EVERY_COMMAND`] with its files written into `s` (budget `b` created).
 fn every_command(s: &Scratch) -> Vec<Vec<String>> {
-    let store = s.path("store.sqlite");
-    let scores = s.file("scores.txt", "0.7\n0.8\n0.75\n");
-    let compose = s.file("compose.json", COMPOSE);
-    let data = s.file("data.csv", &records());
-    let schema = s.file("schema.toml", SCHEMA);
-    let space = s.file("space.toml", SPACE);
-    let table = s.file("table.csv", &table());
-    let list: Vec<Vec<&str>> = vec![
-        vec!["--help"],
-        vec!["--version"],
-        vec!["account", "--help"],
-        vec![
-            "account",
-            "gaussian",
-            "--noise-multiplier",
-            "1",
-            "--delta",
-            "1e-5",
-        ],
-        vec![
-            "--json",
-            "account",
-            "gaussian",
-            "--noise-multiplier",
-            "1",
-            "--delta",
-            "1e-5",
-        ],
-        vec![
-            "account",
-            "calibrate-gaussian",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-        ],
-        vec![
-            "account",
-            "dpsgd",
-            "--sampling-rate",
-            "0.01",
-            "--noise-multiplier",
-            "1",
-            "--steps",
-            "100",
-            "--delta",
-            "1e-5",
-        ],
-        vec![
-            "account",
-            "calibrate-dpsgd",
-            "--sampling-rate",
-            "0.01",
-            "--steps",
-            "100",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-        ],
-        vec!["account", "compose", &compose],
-        vec!["account", "profile", &compose, "--points", "5"],
-        vec![
-            "account",
-            "repeat",
-            "--base",
-            "zcdp",
-            "--rho",
-            "0.1",
-            "--repeats",
-            "geometric",
-            "--mean",
-            "10",
-            "--delta",
-            "1e-5",
-        ],
-        vec!["account", "zcdp", "--rho", "1", "--delta", "1e-5"],
-        // `b` is created before the runs; `create` is added there (a new name each time).
-        vec!["budget", "show", "b", "--store", &store],
-        vec!["budget", "list", "--store", &store],
-        vec!["budget", "history", "b", "--store", &store],
-        vec![
-            "select",
-            "--mechanism",
-            "exponential",
-            "--epsilon",
-            "1",
-            "--sensitivity",
-            "0.01",
-            &scores,
-        ],
-        vec![
-            "federated",
-            "simulate",
-            "--dataset",
-            "mnist5k",
-            "--rows",
-            "600",
-            "--clients",
-            "8",
-            "--local-epochs",
-            "1",
-            "--fedavg-rounds",
-            "1",
-            "--seed",
-            "3",
-        ],
-        vec!["gp", "--seed", "3"],
-        vec![
-            "tune",
-            "--data",
-            &data,
-            "--schema",
-            &schema,
-            "--space",
-            &space,
-            "--public-size",
-            "200",
-        ],
-        vec![
-            "study",
-            &table,
-            "--score",
-            "acc",
-            "--n",
-            "500",
-            "--epsilons",
-            "1",
-            "--repetitions",
-            "5",
-        ],
-        vec![
-            "study",
-            "--recommend",
-            "--candidates",
-            "10",
-            "--epsilon",
-            "1",
-            "--n",
-            "500",
-            "--repetitions",
-            "5",
-        ],
+    let files = [
+        ("scores.txt", "0.7\n0.8\n0.75\n".to_string()),
+        ("compose.json", COMPOSE.to_string()),
+        ("data.csv", records()),
+        ("schema.toml", SCHEMA.to_string()),
+        ("space.toml", SPACE.to_string()),
+        ("table.csv", table()),
     ];
-    list.into_iter()
-        .map(|a| a.into_iter().map(String::from).collect())
+    let mut text = EVERY_COMMAND.replace("{store.sqlite}", &s.path("store.sqlite"));
+    for (name, content) in files {
+        text = text.replace(&format!("{{{name}}}"), &s.file(name, &content));
+    }
+    assert!(!text.contains('{'), "every file is written");
+    let created = create_budget(&s.path("store.sqlite"), "b");
+    assert_eq!(created.status.code(), Some(0), "{}", err(&created));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(String::from).collect())
         .collect()
 }
 
 fn create_budget(store: &str, name: &str) -> Output {
-    let args = [
-        "budget",
-        "create",
-        name,
-        "--epsilon",
-        "100",
-        "--delta",
-        "1e-3",
-        "--neighbours",
-        "add-remove",
-        "--store",
-        store,
-    ];
-    dptune(&args.map(String::from), Stdout::Read)
+    let args = format!(
+        "budget create {name} --epsilon 100 --delta 1e-3 --neighbours add-remove --store {store}"
+    );
+    dptune(
+        &args
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>(),
+        Stdout::Read,
+    )
 }
 
 #[test]
 fn every_command_exits_quietly_on_a_closed_pipe_and_2_on_a_full_disk() {
     let s = Scratch::new("every");
-    let store = s.path("store.sqlite");
-    assert_eq!(create_budget(&store, "b").status.code(), Some(0));
-    let mut commands = every_command(&s);
-    commands.push(
-        [
-            "budget",
-            "create",
-            "c",
-            "--epsilon",
-            "1",
-            "--delta",
-            "0",
-            "--neighbours",
-            "replace-one",
-            "--store",
-            &store,
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
-    for args in &commands {
+    for args in every_command(&s) {
         // `budget create` succeeds once per name: a new name for each of the three outputs.
         let create = args[0] == "budget" && args[1] == "create";
         for (i, out) in [Stdout::Read, Stdout::Closed, Stdout::Full]
             .into_iter()
             .enumerate()
         {
-            let args = if create {
-                let mut a = args.clone();
-                a[2] = format!("{}-{i}", a[2]);
-                a
-            } else {
-                args.clone()
-            };
+            let mut args = args.clone();
+            if create {
+                args[2] = format!("{}{i}", args[2]);
+            }
             let o = dptune(&args, out);
             let e = err(&o);
             assert!(!e.contains("panicked"), "{args:?} {out:?}: {e}");
@@ -341,26 +230,41 @@ fn a_charge_stays_when_the_report_cannot_be_written() {
     let store = s.path("store.sqlite");
     let scores = s.file("scores.txt", "0.7\n0.8\n0.75\n");
     assert_eq!(create_budget(&store, "b").status.code(), Some(0));
-    let select = [
-        "select",
-        "--mechanism",
-        "exponential",
-        "--epsilon",
-        "1",
-        "--sensitivity",
-        "0.01",
-        "--budget",
-        "b",
-        "--store",
-        &store,
-        &scores,
-    ]
-    .map(String::from);
+    let select: Vec<String> = format!(
+        "select --mechanism exponential --epsilon 1 --sensitivity 0.01 --budget b --store {store} \
+         {scores}"
+    )
+    .split_whitespace()
+    .map(String::from)
+    .collect();
     for (out, code, charges) in [(Stdout::Closed, 141, 1), (Stdout::Full, 2, 2)] {
         let o = dptune(&select, out);
         assert_eq!(o.status.code(), Some(code), "{out:?}: {}", err(&o));
         // The charge was committed before the mechanism ran and was not undone.
         assert!(err(&o).contains("budget `b`: charged"), "{}", err(&o));
         assert_eq!(budget_charges(&store, "b"), charges, "{out:?}");
+    }
+}
+
+#[test]
+fn messages_and_progress_that_cannot_be_written_do_not_stop_a_run() {
+    // Standard error is best effort: progress, the budget line and error messages are lost,
+    // the report and the exit status are not.
+    let s = Scratch::new("stderr");
+    let commands = every_command(&s);
+    let tune = commands.iter().find(|a| a[0] == "tune").unwrap();
+    let select = commands.iter().find(|a| a[0] == "select").unwrap();
+    let mut charged = select.clone();
+    charged.extend(["--budget", "b", "--store", &s.path("store.sqlite")].map(String::from));
+    let bad = ["account", "zcdp", "--rho", "-1", "--delta", "1e-5"].map(String::from);
+    for stderr in [Stdout::Closed, Stdout::Full] {
+        for args in [tune, select, &charged] {
+            let o = dptune_with(args, Stdout::Read, stderr);
+            assert_eq!(o.status.code(), Some(0), "{args:?} {stderr:?}");
+            assert!(!o.stdout.is_empty(), "{args:?} {stderr:?}");
+        }
+        let o = dptune_with(&bad, Stdout::Read, stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr:?}");
+        assert!(o.stdout.is_empty());
     }
 }
