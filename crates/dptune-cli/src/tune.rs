@@ -346,7 +346,6 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
         final_epoch: Some(&on_epoch),
     };
     let outcome = tune(&plan, &data, &events, &mut rng);
-    drop(progress);
     let Some(o) = outcome? else {
         return Err(Failure {
             message: "no release: the private tuning released nothing (⊥); the budget was \
@@ -356,6 +355,7 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
         });
     };
     let comparison = if a.compare {
+        progress.stage("not-private comparison");
         let configs = match plan.space.grid() {
             Ok(g) => g,
             Err(_) => {
