@@ -124,7 +124,7 @@ const EVERY_COMMAND: &str = "
     --json account gaussian --noise-multiplier 1 --delta 1e-5
     account calibrate-gaussian --epsilon 1 --delta 1e-5
     account dpsgd --sampling-rate 0.01 --noise-multiplier 1 --steps 100 --delta 1e-5
-    account calibrate-dpsgd --sampling-rate 0.01 --steps 100 --epsilon 1 --delta 1e-5
+    account calibrate-dpsgd --sampling-rate 1 --steps 1 --epsilon 1 --delta 1e-5
     account compose {compose.json}
     account profile {compose.json} --points 5
     account repeat --base zcdp --rho 0.1 --repeats geometric --mean 10 --delta 1e-5
