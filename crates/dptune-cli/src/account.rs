@@ -526,7 +526,7 @@ fn profile(
     plot: Option<&std::path::Path>,
 ) -> Result<Report, Failure> {
     if let Some(p) = plot {
-        crate::plot_file::format_of(p)?;
+        crate::plot_file::check(p)?;
     }
     if !(from.is_finite() && from >= 0.0) {
         return Err(Failure::input(format!(

@@ -70,13 +70,13 @@ impl BudgetCharge {
                 }
                 f
             })?;
-        eprintln!(
+        crate::output::note(&format!(
             "budget `{name}`: charged {cost}; spent eps = {} of {} at delta = {} over {} charges",
             fmt_param(st.spent.epsilon),
             fmt_param(st.budget.epsilon),
             fmt_param(st.budget.delta),
             st.spent.charges
-        );
+        ));
         Ok(())
     }
 }

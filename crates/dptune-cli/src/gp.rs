@@ -305,7 +305,7 @@ fn scale_inputs(
 /// Runs `dptune gp`.
 pub fn run(args: GpArgs) -> Result<Report, Failure> {
     if let Some(p) = &args.plot {
-        plot_file::format_of(p)?;
+        plot_file::check(p)?;
     }
     let data = load(&args)?;
     let grid = args.lengthscales.clone().unwrap_or_else(demo::default_grid);

@@ -1,7 +1,8 @@
 //! `dptune`: differentially private hyperparameter tuning from the command line.
 //!
 //! A thin layer over the `dptune` library (DESIGN.md, "Interfaces"): human output by default,
-//! `--json` for one machine-readable object, exit code 0 ok, 2 bad input, 3 refused.
+//! `--json` for one machine-readable object, exit code 0 ok, 2 bad input (or output that could
+//! not be written), 3 refused, 141 when the reader closed standard output early (`output`).
 
 use std::process::ExitCode;
 
@@ -11,8 +12,10 @@ mod account;
 mod budget;
 mod federated;
 mod gp;
+mod output;
 mod plot_file;
 mod profile_plot;
+mod progress;
 mod report;
 mod select;
 mod study;
@@ -56,24 +59,30 @@ fn run(command: Command, json: bool) -> Result<Report, Failure> {
         Command::Select(args) => select::run(args),
         Command::Federated(args) => federated::run(args, json),
         Command::Gp(args) => gp::run(args),
-        Command::Tune(args) => tune::run(args, json),
+        Command::Tune(args) => tune::run(args),
         Command::Study(args) => study::run(args, json),
     }
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return output::clap(&e),
+    };
     match run(cli.command, cli.json) {
         Ok(report) => {
-            if cli.json {
-                println!("{}", report.json);
+            let text = if cli.json {
+                report.json.to_string()
             } else {
-                println!("{}", report.human);
+                report.human
+            };
+            match output::report(&text) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => output::failed(&e),
             }
-            ExitCode::SUCCESS
         }
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            output::note(&format!("error: {}", f.message));
             ExitCode::from(f.code as u8)
         }
     }

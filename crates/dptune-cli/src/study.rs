@@ -122,7 +122,7 @@ fn load(args: &StudyArgs, path: &PathBuf, goal: Goal) -> Result<ScoreTable, Fail
 /// Runs `dptune study`.
 pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
     if let Some(p) = &args.plot {
-        plot_file::format_of(p)?;
+        plot_file::check(p)?;
     }
     let goal = if args.minimize {
         Goal::Minimize

@@ -5,13 +5,12 @@
 //! record count DP-SGD planned with (a charged noisy count, or the declared public size), the
 //! privacy spent (count, tuning, final fit, total) and one line saying who may see timing.
 //! Never the exact number of private records, the number of candidate runs or the run time:
-//! not in the output, not in the progress display (a spinner without numbers while tuning, then
-//! the final fit's epochs, a public hyperparameter).
+//! not in the output, not in the progress display (public stages and a heartbeat of fixed text:
+//! `crate::progress`).
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value as Json};
 
 use dptune::data::Records;
@@ -24,6 +23,7 @@ use dptune::privacy::repeat::Repeats;
 use dptune::privacy::Guarantee;
 use dptune::tune::{Config, Domain, Fractions, Method, SearchSpace, Value};
 
+use crate::progress::Progress;
 use crate::report::{fmt_param, Failure, Report};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -286,7 +286,7 @@ fn test_score(o_model: &dptune::learn::Model, test: &Dataset) -> (&'static str, 
 }
 
 /// Runs `dptune tune`.
-pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
+pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     let learner = match a.learner {
         LearnerArg::DpsgdLogistic => LearnerKind::DpSgdLogistic,
         LearnerArg::DpsgdMlp => LearnerKind::DpSgdMlp { hidden: a.hidden },
@@ -323,37 +323,29 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
     };
     plan.cap = a.cap;
     plan.check()?;
+    // Progress on stderr: public stages only (crate::progress), never a number computed from
+    // the data, the number of runs or a run time.
+    let progress = Progress::new("dptune tune");
+    progress.stage("reading data");
     let (name, data, test) = load_data(&a)?;
     a.budget.charge("tune", &plan.outer()?)?;
     let mut rng = match a.seed {
         Some(s) => SecureRng::seeded(s),
         None => SecureRng::from_os()?,
     };
-
-    // Progress on stderr (hidden for --json and when stderr is not a terminal): a spinner
-    // without numbers while tuning (elapsed time would reveal the number of runs), then the
-    // final fit's epochs (a public hyperparameter).
-    let bar = if json_out {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new_spinner()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg}")
-            .map_err(|e| Failure::input(e.to_string()))?,
-    );
-    bar.set_message("tuning privately");
-    let tick = |_: dptune::tune::Progress| bar.tick();
+    progress.stage("tuning");
+    let tick = |_: dptune::tune::Progress| progress.tick();
+    let final_fit = std::sync::Once::new();
     let on_epoch = |e: u64, total: u64| {
-        bar.set_message(format!("final fit: epoch {e}/{total}"));
-        bar.tick();
+        final_fit.call_once(|| progress.stage("final fit"));
+        // The epoch count is the released configuration's, shown on a terminal only.
+        progress.detail(&format!("epoch {e}/{total}"));
     };
     let events = Events {
-        tuning: (!json_out).then_some(&tick as &(dyn Fn(dptune::tune::Progress) + Sync)),
+        tuning: Some(&tick),
         final_epoch: Some(&on_epoch),
     };
     let outcome = tune(&plan, &data, &events, &mut rng);
-    bar.finish_and_clear();
     let Some(o) = outcome? else {
         return Err(Failure {
             message: "no release: the private tuning released nothing (⊥); the budget was \
@@ -363,6 +355,7 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
         });
     };
     let comparison = if a.compare {
+        progress.stage("not-private comparison");
         let configs = match plan.space.grid() {
             Ok(g) => g,
             Err(_) => {

@@ -5,8 +5,12 @@
 //! whatever the noise. Fields declared as charged releases may differ. The schema check itself
 //! rejects any undeclared field, so a field added without a decision fails here too.
 //!
+//! The progress `tune` writes on stderr (not a terminal here: plain lines) must be identical on
+//! neighbours too, and carry no number (issue 17 §2).
+//!
 //! The check has teeth: a deliberately leaky rendering (the exact record count or a wall time
-//! added to the output, as dptune printed them before issue 13) fails it.
+//! added to the output, as dptune printed them before issue 13; a run count or a time in the
+//! progress lines) fails it.
 
 use std::path::{Path, PathBuf};
 
@@ -80,12 +84,37 @@ fn rows(n: usize, numeric: bool) -> String {
 /// Runs `dptune <args> --json`; exit 0 gives the JSON, exit 3 (nothing released: ⊥ is itself
 /// the charged release) gives None; anything else fails the test.
 fn run(args: &[&str]) -> Option<Value> {
+    run_with_progress(args).0
+}
+
+/// [`run`], and what the command wrote on stderr (not a terminal here: its progress lines).
+fn run_with_progress(args: &[&str]) -> (Option<Value>, String) {
     let out = dptune(&[args, &["--json"]].concat());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     match out.status.code() {
-        Some(0) => Some(serde_json::from_slice(&out.stdout).unwrap()),
-        Some(3) => None,
+        Some(0) => (Some(serde_json::from_slice(&out.stdout).unwrap()), stderr),
+        Some(3) => (None, stderr),
         c => panic!("{args:?}: exit {c:?}: {stderr}"),
+    }
+}
+
+/// Asserts that the progress `command` showed on stderr on neighbours is there, identical, and
+/// carries no number (no count, no K, no time): lines `dptune <command>: <stage>`.
+fn assert_progress_agrees(command: &str, a: &str, b: &str) {
+    assert_eq!(
+        a, b,
+        "{command}: the progress on stderr differs between neighbours"
+    );
+    assert!(
+        !a.is_empty(),
+        "{command}: no progress on a non-terminal stderr"
+    );
+    let prefix = format!("dptune {command}: ");
+    for line in a.lines() {
+        assert!(
+            line.starts_with(&prefix) && !line.contains(|c: char| c.is_ascii_digit()),
+            "{command}: not a plain progress line: {line:?}"
+        );
     }
 }
 
@@ -153,11 +182,24 @@ fn every_learner_and_tuner_releases_the_same_public_fields_on_neighbours() {
             let on = |text: String| {
                 let file = write(&path, &text);
                 let argv = args(&file);
-                run(&argv.iter().map(String::as_str).collect::<Vec<_>>())
+                run_with_progress(&argv.iter().map(String::as_str).collect::<Vec<_>>())
             };
-            let (a, b) = (on(rows(n, numeric)), on(neighbour(n, numeric, replace)));
+            let ((a, pa), (b, pb)) = (on(rows(n, numeric)), on(neighbour(n, numeric, replace)));
             if let (Some(a), Some(b)) = (a, b) {
                 assert_neighbours_agree("tune", &[], &a, &b);
+                // The stages every run goes through (the final fit's only with DP-SGD, a
+                // public choice); a heartbeat line would follow a run over a minute long, on
+                // one neighbour and not the other only if the two straddle the minute.
+                assert_progress_agrees("tune", &pa, &pb);
+                let stages: Vec<&str> = pa
+                    .lines()
+                    .filter(|l| !l.ends_with("still running"))
+                    .collect();
+                let mut expected = vec!["dptune tune: reading data", "dptune tune: tuning"];
+                if learner.starts_with("dpsgd") {
+                    expected.push("dptune tune: final fit");
+                }
+                assert_eq!(stages, expected, "{learner} {tuner:?}");
                 checked += 1;
             }
         }
@@ -240,5 +282,21 @@ fn a_leaky_rendering_fails_the_neighbour_check() {
     a["size"]["source"] = serde_json::json!("200 records");
     b["size"]["source"] = serde_json::json!("199 records");
     assert!(std::panic::catch_unwind(|| assert_neighbours_agree("tune", &[], &a, &b)).is_err());
+    // Progress that counted runs or showed time (what an indicatif bar with {pos} or
+    // {elapsed} would print to a log) is caught, whether it differs between the neighbours or
+    // happens to agree.
+    for (a, b) in [
+        (
+            "dptune tune: tuning: run 3\n",
+            "dptune tune: tuning: run 4\n",
+        ),
+        (
+            "dptune tune: tuning (12 s)\n",
+            "dptune tune: tuning (12 s)\n",
+        ),
+    ] {
+        assert!(std::panic::catch_unwind(|| assert_progress_agrees("tune", a, b)).is_err());
+    }
+    assert_progress_agrees("tune", "dptune tune: tuning\n", "dptune tune: tuning\n");
     let _ = std::fs::remove_dir_all(d);
 }
