@@ -111,7 +111,9 @@ def tune(
         touched); it counts as a run with the worst score. Validate the data before calling
         ``tune`` (raise :class:`dptune.DataError` there); any exception other than
         ``InvalidParameter`` raised during a run aborts the tuning, releases nothing and is
-        re-raised.
+        re-raised. A candidate with a ``check_space(space)`` method (such as
+        :class:`dptune.sklearn.Candidate`) is asked to validate the data against the whole
+        space first, before anything runs.
     space:
         ``{name: [choice, ...]}`` or ``{name: ("uniform" | "log-uniform" | "int", low, high)}``.
     per_run:
@@ -141,6 +143,9 @@ def tune(
         The number of runs is never returned.
     """
     _core._check_callable(candidate)
+    check_space = getattr(candidate, "check_space", None)
+    if callable(check_space):
+        check_space(dict(space))
     plan = _core._plan_tuning(
         dict(space),
         per_run,
