@@ -620,7 +620,11 @@ class Candidate:
         (refused there as invalid configurations, independently of the data)."""
         worst = {}
         for name in self._GROWING + ("tol",):
-            values = [v for v in _domain_values(space.get(name)) if _is_number(v)]
+            values = [
+                v
+                for v in _domain_values(space.get(name))
+                if _is_number(v) and (name == "fit_intercept" or v > 0)
+            ]
             if values:
                 worst[name] = max(values) if name != "tol" else min(values)
         try:
