@@ -159,10 +159,13 @@ def _gradient_error(m: int, p: int, k: int, C: float, B: float, r: float) -> flo
     ‖W‖ ≤ r, on m rows of norm ≤ B with p features and K classes. Per row i, with the exact
     residual rᵢ = p(aᵢ) − yᵢ:
 
+    Matrix products are assumed to be sums of products in some order (as in every BLAS: no
+    Strassen-like algorithm), and ``exp`` to be within 4 ulp.
+
     * margins: each computed aᵢⱼ = zᵢ·Wⱼ (p-term dot, any order) errs by at most
       γ_p·B·r; the sigmoid is 1/4-Lipschitz, and softmax moves by at most 2·max|Δaⱼ| in
       ℓ₁ (its Jacobian diag(p) − ppᵀ has ℓ∞→ℓ₁ norm ≤ 2);
-    * evaluating p from the computed margins (assuming exp within 4 ulp): at most 8u
+    * evaluating p from the computed margins: at most 8u
       for 1/(1 + e^{−a}); at most 16(K+1)u in ℓ₁ for the shifted softmax (the shift's
       rounding costs ≤ u/e per entry, exp 4u, the K-term sum γ_{K−1}, the division u);
     * the subtraction of yᵢ: u·‖r̂ᵢ‖₁ ≤ 3u.
@@ -487,12 +490,12 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         return math.hypot(self.norm_bound, self.intercept_scaling if self.fit_intercept else 0.0)
 
     def sensitivity(self) -> float:
-        """The L2 sensitivity of the released coefficients, C·(L + 2·tol). (Rows are clipped
-        2⁻³⁰ inside the bound, far more than this formula's few roundings.)"""
+        """The L2 sensitivity of the released coefficients, C·(L + 2·tol), rounded up (by a
+        relative 2⁻⁴⁰, which covers the roundings of the formula and of L)."""
         classes = self._check_params()
         z = self._row_bound()
         lipschitz = z if len(classes) == 2 else math.sqrt(2.0) * z
-        return float(self.C) * (lipschitz + 2.0 * float(self.tol))
+        return _up(float(self.C) * (lipschitz + 2.0 * float(self.tol)))
 
     def _plan(self, m: int, n_features: int, n_classes: int) -> _Plan:
         """The proven fallback for m rows (:class:`_Plan`), or the :class:`DataError` naming
