@@ -63,15 +63,17 @@ def test_selection_count_and_gaussian_charge_before_release(store, monkeypatch):
     assert 0 <= i < 3 and g.pure_epsilon == 0.5
     _, g = dptune.top_k([1.0, 5.0, 2.0], 0.25, 2, budget="p")
     c, g = dptune.noisy_count(10, 0.5, budget="p")
+    # A long score vector takes the path that releases the GIL: charged the same way.
+    i, g = dptune.select(np.arange(5000.0), 0.25, budget="p")
     st = dptune.budget_status("p")
-    assert st["charges"] == 3 and st["spent_epsilon"] == pytest.approx(1.5)
+    assert st["charges"] == 4 and st["spent_epsilon"] == pytest.approx(1.75)
     with pytest.raises(dptune.BudgetExceeded):
-        dptune.noisy_count(10, 0.6, budget="p")
-    assert dptune.budget_status("p")["charges"] == 3
+        dptune.noisy_count(10, 0.3, budget="p")
+    assert dptune.budget_status("p")["charges"] == 4
     # Invalid scores are refused before the charge (nothing charged for nothing released).
     with pytest.raises(dptune.DataError):
         dptune.select([1.0, float("nan")], 0.1, budget="p")
-    assert dptune.budget_status("p")["charges"] == 3
+    assert dptune.budget_status("p")["charges"] == 4
     # A zCDP charge cannot enter a pure budget: refused, nothing released.
     with pytest.raises(dptune.BudgetExceeded):
         dptune.gaussian_release(np.ones(3), 1.0, 0.01, budget="p")
