@@ -5,6 +5,8 @@
 
 #![forbid(unsafe_code)]
 
+use std::path::PathBuf;
+
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError};
@@ -27,6 +29,9 @@ use dptune::select::{
 };
 use dptune::tune::{self, Config, Domain, Method, SearchSpace, TuneOptions, Tuner, Value};
 use dptune::Error;
+
+mod budget;
+mod limits;
 
 create_exception!(
     _core,
@@ -80,6 +85,8 @@ fn invalid(name: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
 }
 
 type R<T> = PyResult<T>;
+/// The most candidate runs a tuning may dispatch (and an exhaustive cost may compose).
+const MAX_RUNS: usize = 10_000_000;
 /// Inputs at least this long are copied and selected with the GIL released.
 const DETACH_AT: usize = 4096;
 /// The pickling recipe of a guarantee: constructor and its arguments.
@@ -515,6 +522,17 @@ fn build(scores: &[f64], a: &SelArgs<'_>) -> R<Built> {
 }
 
 impl Built {
+    /// What a selection spends (a function of the public inputs only), charged before it runs.
+    fn guarantee(&self) -> Guarantee {
+        match self {
+            Built::Em(m) => m.guarantee().clone(),
+            Built::Pf(m) => m.guarantee().clone(),
+            Built::Gumbel(m) => m.guarantee().clone(),
+            Built::Laplace(m) => m.guarantee().clone(),
+            Built::Gauss(m) => m.guarantee().clone(),
+            Built::Gem(m) => m.guarantee().clone(),
+        }
+    }
     fn select(&self, rng: &mut SecureRng) -> R<(usize, Guarantee)> {
         let r = match self {
             Built::Em(m) => m.select(rng),
@@ -551,7 +569,8 @@ impl Built {
 /// research runs and is not private against anyone who knows it.
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
-    goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1, seed=None))]
+    goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1, seed=None,
+    budget=None, store=None))]
 #[allow(clippy::too_many_arguments)]
 fn select_index(
     py: Python<'_>,
@@ -566,6 +585,8 @@ fn select_index(
     sensitivities: Option<&Bound<'_, PyAny>>,
     beta: f64,
     seed: Option<Seed<'_>>,
+    budget: Option<&str>,
+    store: Option<PathBuf>,
 ) -> R<(usize, PyGuarantee)> {
     let sensitivities = sensitivities
         .map(|s| vec_f64("sensitivities", s))
@@ -582,23 +603,33 @@ fn select_index(
         beta,
     };
     let mut rng = rng_from(seed)?;
+    // With `budget`, the mechanism (inputs validated) is charged before it selects.
+    let charge = |m: &Built| budget::charge(budget, store.as_deref(), &m.guarantee(), "select");
     // Small contiguous float64 arrays are read in place while holding the GIL (no copy); large
     // inputs are copied and the GIL is released while the core selects.
     if let Ok(a64) = scores.cast::<PyArray1<f64>>() {
         if a64.len() < DETACH_AT {
             if let Ok(ro) = a64.try_readonly() {
                 if let Ok(slice) = ro.as_slice() {
-                    let (i, spent) = build(slice, &a)?.select(&mut rng)?;
+                    let m = build(slice, &a)?;
+                    charge(&m)?;
+                    let (i, spent) = m.select(&mut rng)?;
                     return Ok((i, g(spent)));
                 }
             }
         }
     }
     let scores = vec_f64("scores", scores)?;
-    let (i, spent) = if scores.len() >= DETACH_AT {
-        py.detach(|| build(&scores, &a).and_then(|m| m.select(&mut rng)))?
+    let m = if scores.len() >= DETACH_AT {
+        py.detach(|| build(&scores, &a))?
     } else {
-        build(&scores, &a)?.select(&mut rng)?
+        build(&scores, &a)?
+    };
+    charge(&m)?;
+    let (i, spent) = if scores.len() >= DETACH_AT {
+        py.detach(|| m.select(&mut rng))?
+    } else {
+        m.select(&mut rng)?
     };
     Ok((i, g(spent)))
 }
@@ -664,14 +695,17 @@ fn _release_violations(command: &str, paths: Vec<String>) -> R<Vec<String>> {
 /// What one selection costs (computed from public parameters on a dummy score vector).
 #[pyfunction]
 #[pyo3(signature = (epsilon, *, mechanism="exponential", neighbours="add-remove", delta=None,
-    k=1))]
+    k=None))]
 fn selection_cost(
     epsilon: f64,
     mechanism: &str,
     neighbours: &str,
     delta: Option<f64>,
-    k: usize,
+    k: Option<&Bound<'_, PyAny>>,
 ) -> R<PyGuarantee> {
+    let k = k.map_or(Ok(1), |k| limits::size_arg("k", k))?;
+    limits::check_size("k", k, 8)?;
+    let k = usize::try_from(k).map_err(|_| invalid("k", k, "too large for this platform"))?;
     let dummy = vec![0.0; k.max(1) + 1];
     if mechanism == "top-k" || mechanism == "top-k-gumbel" {
         let m = if mechanism == "top-k" {
@@ -710,7 +744,7 @@ fn selection_cost(
 /// Noisy top-k: (indices as int64 array, guarantee).
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, k, *, method="permute-and-flip", sensitivity=1.0,
-    monotonic=false, goal="maximize", neighbours="add-remove", seed=None))]
+    monotonic=false, goal="maximize", neighbours="add-remove", seed=None, budget=None, store=None))]
 #[allow(clippy::too_many_arguments)]
 fn top_k<'py>(
     py: Python<'py>,
@@ -723,6 +757,8 @@ fn top_k<'py>(
     goal: &str,
     neighbours: &str,
     seed: Option<Seed<'_>>,
+    budget: Option<&str>,
+    store: Option<PathBuf>,
 ) -> R<(Bound<'py, PyArray1<i64>>, PyGuarantee)> {
     let scores = vec_f64("scores", scores)?;
     no_nan_scores(&scores)?;
@@ -748,6 +784,7 @@ fn top_k<'py>(
     )
     .py()?;
     let mut rng = rng_from(seed)?;
+    budget::charge(budget, store.as_deref(), t.guarantee(), "top_k")?;
     let r = t.select(&mut rng);
     let idx: Vec<i64> = r.value.iter().map(|&i| i as i64).collect();
     Ok((PyArray1::from_vec(py, idx), g(r.spent)))
@@ -844,17 +881,21 @@ fn dpsgd_epsilon(sampling_rate: f64, noise_multiplier: f64, steps: u64, delta: f
 /// relation (Dwork–Roth Thm 3.6); the guarantee carries the `neighbours` the caller names.
 /// Returns (noisy count, guarantee).
 #[pyfunction]
-#[pyo3(signature = (count, epsilon, *, neighbours="add-remove", seed=None))]
+#[pyo3(signature = (count, epsilon, *, neighbours="add-remove", seed=None, budget=None,
+    store=None))]
 fn noisy_count(
     count: i64,
     epsilon: f64,
     neighbours: &str,
     seed: Option<Seed<'_>>,
+    budget: Option<&str>,
+    store: Option<PathBuf>,
 ) -> R<(i64, PyGuarantee)> {
     dptune::error::check_positive("epsilon", epsilon).py()?;
     let spent = Guarantee::pure(epsilon, self::neighbours(neighbours)?).py()?;
     let noise = dptune::noise::DiscreteLaplace::from_scale_f64((1.0 / epsilon).next_up()).py()?;
     let mut rng = rng_from(seed)?;
+    budget::charge(budget, store.as_deref(), &spent, "noisy_count")?;
     Ok((count.saturating_add(noise.sample(&mut rng)), g(spent)))
 }
 
@@ -864,15 +905,19 @@ type Indices<'py> = Bound<'py, PyArray1<i64>>;
 /// Splits records `0..n` by one exact Bernoulli(`fraction`) coin per record (`tune::split_by_coin`):
 /// the sides are disjoint functions of the records, so mechanisms on them compose in parallel
 /// under add/remove neighbours, which a fixed-size cut does not. Returns (first, second) index
-/// arrays; either side may be empty.
+/// arrays; either side may be empty. A size whose index arrays (about 24 bytes per record at
+/// the peak: two growing vectors, then the arrays) cannot fit in memory is refused up front.
 #[pyfunction]
 #[pyo3(signature = (n, fraction, *, seed=None))]
 fn split_by_coin<'py>(
     py: Python<'py>,
-    n: usize,
+    n: &Bound<'py, PyAny>,
     fraction: f64,
     seed: Option<Seed<'_>>,
 ) -> R<(Indices<'py>, Indices<'py>)> {
+    let n = limits::size_arg("n", n)?;
+    limits::check_size("n", n, 24)?;
+    let n = usize::try_from(n).map_err(|_| invalid("n", n, "too large for this platform"))?;
     let mut rng = rng_from(seed)?;
     let s = tune::split_by_coin(n, fraction, &mut rng).py()?;
     let idx = |v: Vec<usize>| PyArray1::from_iter(py, v.into_iter().map(|i| i as i64));
@@ -886,7 +931,9 @@ fn split_by_coin<'py>(
 /// values are the private data: a non-finite one is a `DataError`, checked before any noise is
 /// drawn.
 #[pyfunction]
-#[pyo3(signature = (values, sensitivity, rho, *, neighbours="add-remove", seed=None))]
+#[pyo3(signature = (values, sensitivity, rho, *, neighbours="add-remove", seed=None, budget=None,
+    store=None))]
+#[allow(clippy::too_many_arguments)]
 fn gaussian_release<'py>(
     py: Python<'py>,
     values: &Bound<'py, PyAny>,
@@ -894,6 +941,8 @@ fn gaussian_release<'py>(
     rho: f64,
     neighbours: &str,
     seed: Option<Seed<'_>>,
+    budget: Option<&str>,
+    store: Option<PathBuf>,
 ) -> R<(Bound<'py, PyArray1<f64>>, PyGuarantee)> {
     let v = vec_f64("values", values)?;
     let nb = self::neighbours(neighbours)?;
@@ -905,8 +954,9 @@ fn gaussian_release<'py>(
         )));
     }
     let mut rng = rng_from(seed)?;
-    let out = mech.release_vec(&mut rng, &v).py()?;
     let spent = Guarantee::zcdp(mech.rho(), nb).py()?;
+    budget::charge(budget, store.as_deref(), &spent, "gaussian_release")?;
+    let out = mech.release_vec(&mut rng, &v).py()?;
     Ok((PyArray1::from_vec(py, out), g(spent)))
 }
 
@@ -1001,10 +1051,19 @@ fn method_from(
             gamma: gamma
                 .ok_or_else(|| invalid("gamma", "None", "the threshold method needs one"))?,
         }),
-        "exhaustive" => Ok(Method::Exhaustive {
-            runs: runs
-                .ok_or_else(|| invalid("runs", "None", "exhaustive search needs the grid size"))?,
-        }),
+        "exhaustive" => {
+            let runs = runs
+                .ok_or_else(|| invalid("runs", "None", "exhaustive search needs the grid size"))?;
+            // The composition takes time linear in the runs; the tuner dispatches no more.
+            if runs > MAX_RUNS {
+                return Err(invalid(
+                    "runs",
+                    runs,
+                    "at most 10000000 grid points (the composition takes time linear in runs)",
+                ));
+            }
+            Ok(Method::Exhaustive { runs })
+        }
         _ => Err(invalid(
             "method",
             method,
@@ -1214,7 +1273,7 @@ fn _plan_tuning(
         Method::Exhaustive { runs } => (runs as u64, Some(space.grid().py()?)),
     };
     let executed = cap.unwrap_or(k);
-    if executed > 10_000_000 {
+    if executed > MAX_RUNS as u64 {
         return Err(NoRelease::new_err(
             "no release: the drawn number of runs is beyond what can be dispatched; use cap",
         ));
@@ -1718,5 +1777,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ] {
         m.add_function(f)?;
     }
+    budget::register(m)?;
     Ok(())
 }

@@ -133,3 +133,65 @@ def test_colluders_resize_the_noise_and_are_stated():
     assert r["colluders"] == 2 and "at most 2 colluding" in r["assumption"]
     plan = RoundConfig.from_run_config({**RC, "colluders": 2}).plan()
     assert r["epsilon"] == plan.guarantee(5, 1e-5)[1] <= 1.0
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 13, finding 8 (residue): a slow evaluation must not become a dropout through timing.
+
+def _slow(candidates, context):
+    import time
+
+    if int(context.node_config["partition-id"]) == 2:
+        time.sleep(3.0)
+    return np.linspace(0.0, 1.0, candidates)
+
+
+def test_a_late_evaluation_votes_the_data_free_fallback_by_the_deadline():
+    """Client 2's evaluation takes 3 s; with eval-deadline 0.3 s it is abandoned, the client
+    votes the same data-free vote as a client whose evaluation raised (seeded: a function of
+    (seed, partition) only), within well under the 3 s, and it stays a survivor. The check
+    fails without the deadline (the call would take 3 s)."""
+    import time
+
+    cfg = RoundConfig.from_run_config({**RC, "eval-deadline": 0.3})
+    start = time.monotonic()
+    late = local_scores(cfg, _slow, _Ctx2(2), 2)
+    took = time.monotonic() - start
+    assert 0.3 <= took < 1.5, took
+
+    def broken(candidates, context):
+        raise RuntimeError("boom")
+
+    raised = local_scores(cfg, broken, _Ctx2(2), 2)
+    assert np.array_equal(late, raised)
+    assert dptune.top_k_vote(late, cfg.k).sum() == cfg.k
+    # A client within the deadline votes its own scores.
+    assert np.array_equal(local_scores(cfg, _slow, _Ctx2(1), 1), np.linspace(0.0, 1.0, 20))
+    # The whole round: client 2 is a survivor, every public field as in the clean run.
+    rc = {**RC, "eval-deadline": 0.3, "evaluate-fn": f"{__name__}:_slow"}
+    got = run_in_process(rc, NODES)
+    clean = run_in_process({**RC, "evaluate-fn": f"{__name__}:_clean"}, NODES)
+    assert got["survivors"] == 5
+    for key in RELEASED - {"selected"}:
+        assert got[key] == clean[key], key
+
+
+def test_padding_answers_at_the_deadline_and_the_deadline_is_validated():
+    import time
+
+    cfg = RoundConfig.from_run_config({**RC, "eval-deadline": 0.4, "pad-to-deadline": True})
+    start = time.monotonic()
+    local_scores(cfg, _clean, None, 0)
+    assert time.monotonic() - start >= 0.4
+    # Default: half the stage timeout.
+    assert RoundConfig.from_run_config({**RC, "stage-timeout": 30.0}).deadline == 15.0
+    for bad in (0.0, -1.0, 60.0, 100.0, float("nan")):
+        with pytest.raises(dptune.InvalidParameter, match="`eval-deadline`"):
+            RoundConfig.from_run_config({**RC, "eval-deadline": bad})
+    with pytest.raises(dptune.InvalidParameter, match="`pad-to-deadline`"):
+        RoundConfig.from_run_config({**RC, "pad-to-deadline": "yes"})
+
+
+class _Ctx2:
+    def __init__(self, part):
+        self.node_config = {"partition-id": part}

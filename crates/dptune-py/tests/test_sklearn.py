@@ -11,30 +11,37 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
 import dptune
-from dptune.sklearn import Candidate, PrivateLogisticRegression, _features, _Objective, _refine
+import dptune.sklearn as sk
+from dptune.sklearn import Candidate, PrivateLogisticRegression, _features, _Objective
 
 
 def exact_minimiser(X, y, classes, C, norm_bound=1.0, intercept_scaling=1.0, tol=1e-9):
-    """The refined (noise-free) minimiser of Σ ℓ + ‖w‖²/(2C) from zero: what fit() perturbs."""
+    """The certified (noise-free) minimiser of Σ ℓ + ‖w‖²/(2C) from zero, to ‖∇F‖ ≤ tol with
+    rounding included, i.e. within C·tol of the exact one: what fit() perturbs."""
     Z = _features(X, norm_bound, intercept_scaling)
     labels = np.searchsorted(np.asarray(classes), y)
-    obj = _Objective(Z, labels, len(classes), C)
+    obj = _Objective(Z, labels, len(classes), C, math.hypot(norm_bound, intercept_scaling))
     k = 1 if len(classes) == 2 else len(classes)
-    W = _refine(obj, np.zeros((k, Z.shape[1])), tol)
-    assert np.linalg.norm(obj.gradient(W)) <= tol / 2
+    W = sk._newton(obj, np.zeros((k, Z.shape[1])), tol, 200)
+    assert obj.certified_gradient(W) <= tol
     return W
 
 
 def test_sensitivity_worked_numbers():
-    # L = √(3² + 4²) = 5; binary: C·(L + 2·tol) = 2·(5 + 2e-6).
+    # L = √(3² + 4²) = 5; binary: C·(L + 2·tol) = 2·(5 + 2e-3) at the default tol = 1e-3.
     m = PrivateLogisticRegression(classes=[0, 1], C=2.0, norm_bound=3.0, intercept_scaling=4.0)
-    assert m.sensitivity() == pytest.approx(10.000004, rel=1e-15)
+    assert m.sensitivity() == pytest.approx(10.004, rel=1e-12)
     # Multinomial: ‖p − e_y‖ ≤ √2, so L = 5√2.
     m3 = clone(m).set_params(classes=[0, 1, 2])
-    assert m3.sensitivity() == pytest.approx(2.0 * (5.0 * math.sqrt(2.0) + 2e-6), rel=1e-15)
+    assert m3.sensitivity() == pytest.approx(2.0 * (5.0 * math.sqrt(2.0) + 2e-3), rel=1e-12)
     # No intercept: L = norm_bound.
     m.set_params(fit_intercept=False)
-    assert m.sensitivity() == pytest.approx(2.0 * (3.0 + 2e-6), rel=1e-15)
+    assert m.sensitivity() == pytest.approx(2.0 * (3.0 + 2e-3), rel=1e-12)
+    # Rounded up, never down (privacy arithmetic).
+    assert m.sensitivity() >= 2.0 * (3.0 + 2e-3)
+    # The default tol's price: 2·tol/L = 0.14 % of the sensitivity at the default bounds.
+    d = PrivateLogisticRegression(classes=[0, 1])
+    assert d.sensitivity() / math.sqrt(2.0) - 1.0 == pytest.approx(2e-3 / math.sqrt(2.0))
 
 
 def test_refined_minimiser_is_scikit_learns_optimum():
@@ -300,18 +307,138 @@ def test_a_data_failure_inside_a_run_aborts_the_tuning_and_releases_nothing():
     assert r.config is None and r.guarantee == dptune.tuning_cost(per, repeats=rep)
 
 
-def test_a_solver_that_cannot_certify_aborts_instead_of_becoming_a_score(monkeypatch):
-    """After validation, fit fails only numerically, with DptuneError (not InvalidParameter):
-    the tuning aborts. At e99dd64 the solver raised InvalidParameter (`tol`), i.e. a NaN score."""
-    import dptune.sklearn as sk
+# ------------------------------------------------------------------------------------------------
+# Issue 13, last point: the certified solver never fails after validation.
 
-    X, y = make_classification(n_samples=300, random_state=0)
-    run = Candidate(PrivateLogisticRegression(classes=[0, 1], tol=1e-6), X, y, seed=1)
-    monkeypatch.setattr(sk, "_MAX_NEWTON_STEPS", 0)
-    with pytest.raises(dptune.DptuneError, match="numerical") as info:
-        dptune.tune(run, {"C": [1.0]}, per_run=dptune.Guarantee.zcdp(0.05),
+def test_gradient_error_and_fallback_plan_worked_numbers():
+    """By hand. Binary, m = 1000 rows of norm ≤ B = √2, p = 3, C = 1, at ‖W‖ ≤ r = 10:
+    ε_r = γ₃·B·r/4 + 8u + 3u, the pairwise sum adds γ₉₆·(1 + ε_r) per row, the final
+    addition u·(1 + ε_r)(1 + γ₉₆) per row, and W/C 2.01·u·r."""
+    u = 2.0**-53
+    g = lambda k: k * u / (1 - k * u)  # noqa: E731
+    B = math.sqrt(2.0)
+    eps_r = g(3) * B * 10 / 4 + 11 * u
+    by_hand = 1000 * B * (eps_r + g(96) * (1 + eps_r)) + u * 1000 * B * (1 + eps_r) * (1 + g(96))
+    by_hand += 2.01 * u * 10
+    assert sk._gradient_error(1000, 3, 2, 1.0, B, 10.0) == pytest.approx(by_hand, rel=1e-9)
+    assert by_hand == pytest.approx(1.86e-11, rel=1e-2)
+    # The fallback for m = 100, C = 1, tol = 1e-3: R₀ = √(2·100·ln 2) = 11.77, β = 100·2/4 + 1
+    # = 51, η = 1/51 = 1 − q, and K = ⌈51·ln(2R/(C·tol/2))⌉ + 1 = ⌈51·ln 47 088⌉ + 1 = 550.
+    plan = sk._Plan(100, 3, 2, 1.0, B, 1e-3)
+    assert plan.radius == pytest.approx(math.sqrt(200 * math.log(2)), rel=1e-9)
+    assert plan.eta == pytest.approx(1 / 51, rel=1e-12) and plan.steps == 550
+    assert plan.floor < 1e-3 / 2 * 1e-4  # far below the half of C·tol it may use
+
+
+def test_the_certificate_includes_the_gradients_rounding():
+    """The certificate bounds the exact ‖∇F‖ (computed in 60-digit decimal arithmetic) at
+    points near the minimiser, where the computed gradient is all rounding. The wrong variant
+    (the computed norm alone, the certificate of e99dd64) falls below the exact norm at some
+    of them: with tol between the two it would certify a point that is not within C·tol."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=3000) > 0).astype(int)
+    Z = _features(X, 1.0, 1.0)
+    C = 1e3
+    obj = _Objective(Z, y, 2, C, math.sqrt(2.0))
+    W = sk._newton(obj, np.zeros((1, 3)), 1e-12, 100)
+    Zd = [[Decimal(float(v)) for v in row] for row in Z]
+
+    def exact_norm(V):
+        w = [Decimal(float(v)) for v in V[0]]
+        g = [Decimal(0)] * 3
+        for row, label in zip(Zd, y):
+            r = 1 / (1 + (-sum(a * b for a, b in zip(row, w))).exp()) - int(label)
+            g = [gi + r * zi for gi, zi in zip(g, row)]
+        return float(sum((gi + wi / Decimal(C)) ** 2 for gi, wi in zip(g, w)).sqrt())
+
+    wrong_under = 0
+    for _ in range(8):
+        V = W * (1.0 + rng.normal(size=W.shape) * 1e-15)
+        exact = exact_norm(V)
+        assert obj.certified_gradient(V) >= exact
+        wrong_under += float(np.linalg.norm(obj.gradient(V))) < exact
+    assert wrong_under >= 1
+
+
+def _fallback_problem():
+    X, y = make_classification(n_samples=200, n_features=4, random_state=1)
+    model = PrivateLogisticRegression(classes=[0, 1], C=1.0)
+    obj = _Objective(model._design(X), y, 2, 1.0, model._row_bound())
+    return X, y, model, obj, model._plan(200, 4, 2)
+
+
+def test_the_fallback_reaches_c_tol_and_fewer_steps_do_not():
+    """The fallback from zero with the certificate's early stop disabled (tol = 0) lands within
+    C·tol of the minimiser after its planned step count; the deliberately wrong variant with a
+    tenth of the steps does not (deterministic: fixed data, no randomness)."""
+    X, y, model, obj, plan = _fallback_problem()
+    exact = exact_minimiser(X, y, [0, 1], 1.0)  # within 1e-9 of w*
+    start = np.zeros_like(exact)
+    W = sk._fallback(obj, plan, start, 0.0, plan.steps)
+    assert np.linalg.norm(W - exact) <= 1.0 * model.tol - 1e-9
+    W = sk._fallback(obj, plan, start, 0.0, plan.steps // 10)
+    assert np.linalg.norm(W - exact) > 1.0 * model.tol + 1e-9
+
+
+def test_fit_with_the_fallback_forced_still_releases(monkeypatch):
+    """No Newton step and no warm start (the private hook `_NEWTON_STEPS`): the certificate at
+    zero fails, the fallback runs, and fit releases a model whose noise-free point is within
+    C·tol of the minimiser."""
+    X, y, model, obj, plan = _fallback_problem()
+    monkeypatch.setattr(sk, "_NEWTON_STEPS", 0)
+    assert obj.certified_gradient(np.zeros((1, 5))) > model.tol
+    W = model._solution(*model._validate(X, y)[:2], 2)
+    exact = exact_minimiser(X, y, [0, 1], 1.0)
+    assert np.linalg.norm(W - exact) <= model.tol
+    fitted = clone(model).fit(X, y)
+    assert np.isfinite(fitted.coef_).all() and fitted.guarantee_.rho <= model.rho
+    assert "_NEWTON_STEPS" not in sk.__all__ and "_NEWTON_STEPS" not in vars(fitted)
+
+
+def test_a_size_beyond_the_precision_floor_is_refused_before_any_mechanism(monkeypatch):
+    """m = 2000 rows at C = 1e8 and tol = 1e-6: double precision cannot certify it. fit, the
+    Candidate and dptune.tune (through check_space, for the worst C of the space) refuse it
+    with a DataError naming `tol` before any noise is drawn; at the default tol it passes."""
+    X, y = make_classification(n_samples=2000, n_features=5, random_state=0)
+
+    def no_mechanism(*a, **k):
+        raise AssertionError("a mechanism ran")
+
+    monkeypatch.setattr(sk, "gaussian_release", no_mechanism)
+    monkeypatch.setattr(sk, "noisy_count", no_mechanism)
+    tight = PrivateLogisticRegression(classes=[0, 1], C=1e8, tol=1e-6)
+    with pytest.raises(dptune.DataError, match="`tol` = 1e-06.*raise `tol` to at least"):
+        tight.fit(X, y)
+    with pytest.raises(dptune.DataError, match="`tol`"):
+        Candidate(tight, X, y, seed=1)
+    run = Candidate(clone(tight).set_params(C=1.0), X, y, seed=1)  # fine at C = 1
+    with pytest.raises(dptune.DataError, match="`tol`"):
+        dptune.tune(run, {"C": ("log-uniform", 0.01, 1e8)}, per_run=dptune.Guarantee.zcdp(0.05),
                     repeats=dptune.Repeats.geometric(0.5), seed=1)
-    assert not isinstance(info.value, dptune.InvalidParameter)
+    # The worst case is the largest C, whichever form the space takes; a tol in the space
+    # counts at its smallest value.
+    with pytest.raises(dptune.DataError, match="`tol`"):
+        run.check_space({"C": [1.0, 1e8]})
+    with pytest.raises(dptune.DataError, match="`tol`"):
+        run.check_space({"C": [1e4], "tol": ("uniform", 1e-9, 1e-3)})
+    run.check_space({"C": [1.0, 100.0]})
+    run.check_space({"C": ["fast"]})  # refused by each run instead, independently of the data
+    PrivateLogisticRegression(classes=[0, 1], C=1e8)._plan(2000, 5, 2)  # default tol: fine
+
+
+def test_the_precision_floor_grows_with_each_parameter_check_space_maximises():
+    """check_space relies on the floor growing with m, C, the row bound and the feature count
+    (then every configuration of a space passes on fewer rows if the worst one passes)."""
+    B = math.sqrt(2.0)
+    for k in (2, 3):
+        base = dict(m=5000, p=6, k=k, C=10.0, B=B, tol=1e-3)
+        floor = sk._Plan(**base).floor
+        for name, bigger in (("m", 50_000), ("p", 60), ("C", 1e4), ("B", 3.0)):
+            assert sk._Plan(**{**base, name: bigger}).floor > floor, name
 
 
 @pytest.mark.parametrize("C", [1e-4, 1.0, 1e4, 1e10])

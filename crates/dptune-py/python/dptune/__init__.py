@@ -20,6 +20,12 @@ the same integer to two releases reuses their noise, which then cancels in any d
 the two. A :class:`SeededRun` gives each release of a research run its own stream (release i
 draws from stream i of the seed), so releases within one run never share noise.
 
+Persistent budgets: :func:`budget_create` and :func:`budget_status` use the same SQLite store
+as the command-line tool (``store=``, else ``DPTUNE_STORE``, else the user's default), and
+``budget=`` on :func:`tune`, :func:`select`, :func:`top_k`, :func:`noisy_count` and
+:func:`gaussian_release` charges the whole cost, committed before anything is released
+(:class:`BudgetExceeded` if it does not fit: nothing released, store unchanged).
+
 Non-private diagnostics (:func:`nonprivate_selection_probabilities`) return a
 :class:`NotPrivate` value, never a ``(value, guarantee)`` pair.
 """
@@ -39,6 +45,8 @@ from ._core import (
     SecAggClient,
     SeededRun,
     SecAggServer,
+    budget_create,
+    budget_status,
     calibrate,
     decode_signed_u32,
     dpsgd_epsilon,
@@ -98,6 +106,8 @@ __all__ = [
     "SecAggServer",
     "SeededRun",
     "TuneResult",
+    "budget_create",
+    "budget_status",
     "calibrate",
     "decode_signed_u32",
     "dpsgd_epsilon",

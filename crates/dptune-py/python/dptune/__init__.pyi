@@ -10,6 +10,8 @@ from ._core import (
     SecAggClient as SecAggClient,
     SecAggServer as SecAggServer,
     SeededRun as SeededRun,
+    budget_create as budget_create,
+    budget_status as budget_status,
     calibrate as calibrate,
     decode_signed_u32 as decode_signed_u32,
     dpsgd_epsilon as dpsgd_epsilon,

@@ -2,13 +2,15 @@
 real array (any dtype that converts to float64, any strides) or sequence of numbers is
 accepted where ``ArrayLike`` is written."""
 
-from typing import Any, Optional, Sequence, Tuple, Union
+import os
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
 ArrayLike = Union[npt.NDArray[Any], Sequence[float]]
 Neighbours = str  # "add-remove" | "replace"
+StrPath = Union[str, "os.PathLike[str]"]
 
 class DptuneError(Exception):
     """Base class of every dptune error; the message is the Rust core's."""
@@ -98,6 +100,8 @@ def select_index(
     sensitivities: Optional[ArrayLike] = None,
     beta: float = 0.1,
     seed: Seed = None,
+    budget: Optional[str] = None,
+    store: Optional[StrPath] = None,
 ) -> Tuple[int, Guarantee]:
     """One private selection: ``(index, guarantee)``.
 
@@ -109,7 +113,11 @@ def select_index(
     ``-inf`` (``+inf`` when minimising) marks a candidate that can never win (the exclusion must
     not depend on private data). Sampling is exact (no floating-point noise).
     ``seed=None`` uses the operating system; a seed (an integer or a :class:`SeededRun`) is for
-    research runs only and is not private even if kept secret."""
+    research runs only and is not private even if kept secret. ``budget``: charge the
+    selection's guarantee to this budget of the persistent store (``store``, else
+    ``$DPTUNE_STORE``, else the user's default; see :func:`budget_create`) before anything is
+    sampled; :class:`BudgetExceeded` if it does not fit (nothing released, store unchanged),
+    :class:`InvalidParameter` under another neighbour relation than the budget's."""
 
 def _selection_probabilities(
     scores: ArrayLike,
@@ -133,7 +141,7 @@ def selection_cost(
     mechanism: str = "exponential",
     neighbours: Neighbours = "add-remove",
     delta: Optional[float] = None,
-    k: int = 1,
+    k: Optional[int] = None,
 ) -> Guarantee:
     """What one selection spends (public). ``mechanism`` may also be "top-k" (peeling
     permute-and-flip) or "top-k-gumbel" with ``k``."""
@@ -149,8 +157,11 @@ def top_k(
     goal: str = "maximize",
     neighbours: Neighbours = "add-remove",
     seed: Seed = None,
+    budget: Optional[str] = None,
+    store: Optional[StrPath] = None,
 ) -> Tuple[npt.NDArray[np.int64], Guarantee]:
-    """The k best candidates in order, privately; ``epsilon`` is per round (k·ε in total)."""
+    """The k best candidates in order, privately; ``epsilon`` is per round (k·ε in total).
+    ``budget``/``store``: charged before anything is sampled, as in :func:`select_index`."""
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
     """ε of one Gaussian release (exact Balle–Wang)."""
@@ -168,11 +179,18 @@ def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, del
     """DP-SGD ε at δ."""
 
 def noisy_count(
-    count: int, epsilon: float, *, neighbours: Neighbours = "add-remove", seed: Seed = None
+    count: int,
+    epsilon: float,
+    *,
+    neighbours: Neighbours = "add-remove",
+    seed: Seed = None,
+    budget: Optional[str] = None,
+    store: Optional[StrPath] = None,
 ) -> Tuple[int, Guarantee]:
     """``count`` + exact discrete Laplace noise of scale 1/ε: ε-DP under add/remove-one and
     under replace-one (a count moves by at most 1 either way); the guarantee carries the
-    ``neighbours`` named. ``seed``: research runs only (not private even if secret)."""
+    ``neighbours`` named. ``seed``: research runs only (not private even if secret).
+    ``budget``/``store``: charged before the noise is drawn, as in :func:`select_index`."""
 
 def gaussian_release(
     values: ArrayLike,
@@ -181,18 +199,22 @@ def gaussian_release(
     *,
     neighbours: Neighbours = "add-remove",
     seed: Seed = None,
+    budget: Optional[str] = None,
+    store: Optional[StrPath] = None,
 ) -> Tuple[npt.NDArray[np.float64], Guarantee]:
     """Exact grid-Gaussian noise calibrated so the release (rounding charged) is at most ρ-zCDP,
     for ``values`` of L2 sensitivity ``sensitivity`` under ``neighbours`` (which the guarantee
     carries). Non-finite values are a :class:`DataError`, raised before any noise is drawn.
-    ``seed``: research runs only (not private even if secret)."""
+    ``seed``: research runs only (not private even if secret). ``budget``/``store``: the spent
+    ρ is charged after the values are checked and before the noise is drawn."""
 
 def split_by_coin(
     n: int, fraction: float, *, seed: Seed = None
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Indices of records ``0..n`` split by one exact Bernoulli(``fraction``) coin each
     (heads first): disjoint sides that compose in parallel under add/remove neighbours.
-    Either side may be empty."""
+    Either side may be empty. An ``n`` whose index arrays (about 24 bytes per record) exceed
+    this machine's memory is an :class:`InvalidParameter` naming ``n`` and the estimate."""
 
 def zcdp_epsilon(rho: float, delta: float) -> float: ...
 def zcdp_delta(rho: float, epsilon: float) -> float: ...
@@ -316,3 +338,19 @@ def _time_select_rust(
     seed: int = 0,
 ) -> float: ...
 def _check_callable(obj: object) -> None: ...
+
+def budget_create(
+    name: str, epsilon: float, delta: float, neighbours: Neighbours, *, store: Optional[StrPath] = None
+) -> Dict[str, Any]:
+    """Creates the budget ``name`` of (ε, δ) under ``neighbours`` in the persistent store
+    (``store``, else ``$DPTUNE_STORE``, else the user's default; created if missing), like
+    ``dptune budget create``. Returns its status (as :func:`budget_status`)."""
+
+def budget_status(name: str, *, store: Optional[StrPath] = None) -> Dict[str, Any]:
+    """The budget ``name``: ``epsilon``, ``delta``, ``neighbours``, ``spent_epsilon`` (every
+    charge composed by the library's ledger at the budget's δ), ``charges``, ``route``,
+    ``store``; like ``dptune budget show``."""
+
+def _budget_charge(
+    name: str, cost: Guarantee, command: str, *, store: Optional[StrPath] = None
+) -> Guarantee: ...

@@ -15,6 +15,7 @@ Division of labour:
 from __future__ import annotations
 
 import math
+import os
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
@@ -85,6 +86,8 @@ def tune(
     cap_delta: float = 0.0,
     executor: Optional[Executor] = None,
     seed: Union[None, int, _core.SeededRun] = None,
+    budget: Optional[str] = None,
+    store: Union[None, str, "os.PathLike[str]"] = None,
 ) -> TuneResult:
     """Privately tune ``candidate`` over ``space`` and release the best run with the guarantee
     of the whole tuning.
@@ -111,7 +114,9 @@ def tune(
         touched); it counts as a run with the worst score. Validate the data before calling
         ``tune`` (raise :class:`dptune.DataError` there); any exception other than
         ``InvalidParameter`` raised during a run aborts the tuning, releases nothing and is
-        re-raised.
+        re-raised. A candidate with a ``check_space(space)`` method (such as
+        :class:`dptune.sklearn.Candidate`) is asked to validate the data against the whole
+        space first, before anything runs.
     space:
         ``{name: [choice, ...]}`` or ``{name: ("uniform" | "log-uniform" | "int", low, high)}``.
     per_run:
@@ -133,6 +138,15 @@ def tune(
         secret**: the same seed on two neighbouring datasets draws the same K, configurations
         and per-run seeds on both. The seed never reaches the privacy noise of the candidates
         shipped with dptune (:mod:`dptune.sklearn` draws its noise from the operating system).
+    budget, store:
+        Charge the whole tuning's guarantee to the budget ``budget`` of the persistent store
+        (``store``, else the environment variable ``DPTUNE_STORE``, else the user's default
+        store: the same file and rules as the command-line tool's ``--budget``; see
+        :func:`dptune.budget_create`). The charge is committed after the space is checked and
+        the plan drawn, and before any candidate runs. A charge that does not fit raises
+        :class:`dptune.BudgetExceeded` and nothing runs or is released; a budget under another
+        neighbour relation than ``per_run``'s raises :class:`dptune.InvalidParameter`. A
+        seeded run is charged like any other.
 
     Returns
     -------
@@ -141,6 +155,9 @@ def tune(
         The number of runs is never returned.
     """
     _core._check_callable(candidate)
+    check_space = getattr(candidate, "check_space", None)
+    if callable(check_space):
+        check_space(dict(space))
     plan = _core._plan_tuning(
         dict(space),
         per_run,
@@ -152,6 +169,13 @@ def tune(
         cap_delta=cap_delta,
         seed=seed,
     )
+    if budget is not None:
+        _core._budget_charge(budget, plan.cost, "tune", store=store)
+    elif store is not None:
+        raise InvalidParameter(
+            f"invalid parameter `store` = {store!r}: names a budget store, but no `budget` "
+            "was given"
+        )
     tasks = plan.tasks()
     allowance = plan.per_run
     if executor is None:

@@ -21,10 +21,27 @@ its proof; stated here for add/remove-one neighbours and the sum form of the obj
 adds a convex term whose gradient has norm at most L (L = ‖z‖ for the binary logistic loss,
 √2·‖z‖ for the multinomial one, since ‖p − e_y‖ ≤ √2). Strong convexity then gives
 ‖w*_D − w*_{D'}‖ ≤ C·L for the exact minimisers. The solver's point ŵ is not exact: a
-(1/C)-strongly convex F has ‖ŵ − w*‖ ≤ C·‖∇F(ŵ)‖, so after verifying ‖∇F(ŵ)‖ ≤ ``tol`` the
-released point has L2 sensitivity at most C·(L + 2·tol), which is what is charged (the
-solver's residual is paid for, not argued away). The coefficients then get dptune's exact
-grid-Gaussian noise at that sensitivity (``dptune.gaussian_release``, rounding charged): ρ-zCDP.
+(1/C)-strongly convex F has ‖ŵ − w*‖ ≤ C·‖∇F(ŵ)‖, so a point with ‖∇F(ŵ)‖ ≤ ``tol`` is within
+C·tol of w*, and the released point has L2 sensitivity at most C·(L + 2·tol), which is what
+is charged (the solver's residual is paid for, not argued away). The coefficients then get
+dptune's exact grid-Gaussian noise at that sensitivity (``dptune.gaussian_release``, rounding
+charged): ρ-zCDP.
+
+The certified solver (never fails after validation). Newton from scikit-learn's solution, then
+a certificate: an upper bound on the exact ‖∇F(ŵ)‖ that includes every floating-point error of
+computing the gradient (Higham 2002, Lemma 3.1 and Eq. 3.5: margins, exp, the softmax, a
+blocked pairwise sum over rows whose depth does not depend on the number of rows; see
+``_gradient_error``). If it is at most ``tol``, ŵ is within C·tol of w*. If not, a fallback
+whose result is within C·tol of w* by proof (no certificate needed): projected gradient descent
+for a step count computed before it starts (``_Plan``: a contraction toward w* with factor
+1 − η/C, and a public bound on each step's rounding). Its proof needs the rounding floor to be
+below C·tol/2, a condition on the number of rows m, C, ``tol``, the norm bounds and the number
+of classes that is checked during validation, before any mechanism: when it fails, ``fit``
+(and :class:`Candidate`, for the worst configuration of the search space) raise a
+:class:`dptune.DataError` naming ``tol`` and the least value that works. The floor grows like
+√C·m^1.5: with the default ``tol`` = 1e-3 it admits, for example, 10⁶ rows at C = 10⁴
+(11 features, binary). That default costs 2·C·tol on top of C·L in sensitivity: 0.14 % more
+noise with the default bounds (L = √2), 0.1 % for several classes (L = 2).
 
 Preconditions the code enforces: every row is clipped to ‖x‖ ≤ ``norm_bound`` and the intercept
 is a constant feature ``intercept_scaling`` (so ‖z‖² ≤ norm_bound² + intercept_scaling²); the
@@ -32,11 +49,13 @@ set of labels is declared (``classes``) rather than read from the data, because 
 present in a dataset are themselves private.
 
 Failures. The data are validated before any mechanism runs: a non-finite feature, a label outside
-``classes`` or a shape mismatch is a :class:`dptune.DataError` raised by :class:`Candidate` (at
-construction, before the split) or by ``fit`` (before any noise), so nothing is released. After
-validation the only possible failure is numerical (the solver not certifying its residual within
-its fixed, public number of steps); it raises :class:`dptune.DptuneError`, which aborts a whole
-tuning instead of becoming a score.
+``classes``, a shape mismatch or a size beyond the precision floor is a :class:`dptune.DataError`
+raised by :class:`Candidate` (at construction, before the split, and in ``check_space``, which
+:func:`dptune.tune` calls before anything runs) or by ``fit`` (before any noise), so nothing is
+released. After validation nothing fails: the certificate or the fallback always gives a point
+within C·tol of the minimiser. The run time depends on the data (the fallback's step count
+grows with the number of rows), and is seen by the curator only (docs/PRIVACY.md, "Trust
+model and timing").
 
 Noise. Every privacy noise draw (the coefficients' and the score's) comes from the operating
 system. Nothing here takes a noise seed: a seed kept in ``get_params()`` of a released model, or
@@ -50,13 +69,11 @@ import warnings
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 
 from ._core import (
     DataError,
-    DptuneError,
     Guarantee,
     InvalidParameter,
     SeededRun,
@@ -67,7 +84,47 @@ from ._core import (
 
 __all__ = ["Candidate", "PrivateLogisticRegression"]
 
-_MAX_NEWTON_STEPS = 200
+#: Newton steps before the certificate (a private test hook: 0 forces the fallback).
+_NEWTON_STEPS = 100
+#: The fallback checks the certificate every this many steps and stops once it holds.
+_CHECK_EVERY = 64
+
+# Floating-point bounds (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed.
+# 2002): a sum of products computed in any order errs by at most γ_k Σ|aᵢbᵢ| when every term
+# passes through at most k roundings (Lemma 3.1, Eq. 3.5), γ_k = ku/(1 − ku), u = 2⁻⁵³.
+_U = 2.0**-53
+#: Records whose gradient terms are summed by one small matrix product before the pairwise tree.
+_BLOCK = 32
+#: Every term of the blocked pairwise gradient sum passes through fewer roundings than this:
+#: at most _BLOCK in its block's dot product (one product, ≤ 31 additions), then at most 64
+#: levels of the pairwise tree (one addition each; 2⁶⁴ blocks exceed any array).
+_SUM_DEPTH = _BLOCK + 64
+#: Absolute slack for underflow (subnormal products and squares, exp() flushed to 0 below
+#: 1e-308): far below 1e-100 for any array that fits in memory, and far below any tolerance.
+_UNDERFLOW = 1e-100
+#: Rows are clipped to this fraction of ``norm_bound``, so that the computed rows' exact norms
+#: stay below it whatever the rounding of the norm and the scaling (< 2⁻⁴⁰ relative for fewer
+#: than 2²⁰ features).
+_CLIP = 1.0 - 2.0**-30
+
+
+def _up(x: float) -> float:
+    """x rounded up by a relative 2⁻⁴⁰ (covers the roundings of a bound's own arithmetic)."""
+    return math.nextafter(x * (1.0 + 2.0**-40), math.inf)
+
+
+def _gamma(k: int) -> float:
+    """γ_k = ku/(1 − ku), rounded up."""
+    ku = k * _U
+    return _up(ku / (1.0 - ku))
+
+
+def _norm_up(v: np.ndarray) -> float:
+    """An upper bound on the exact Euclidean norm of ``v`` (+∞ if it overflows): the computed
+    sum of n squares errs by γ_n, the square root by u."""
+    with np.errstate(all="ignore"):
+        n = float(np.sqrt(np.dot(v.ravel(), v.ravel())))
+    return _up(n * (1.0 + _gamma(v.size + 2)) + _UNDERFLOW)
 
 
 def _checked_X(X: Any) -> np.ndarray:
@@ -84,30 +141,72 @@ def _checked_X(X: Any) -> np.ndarray:
 
 
 def _features(X: Any, norm_bound: float, intercept_scaling: Optional[float]) -> np.ndarray:
-    """Rows clipped to L2 norm ``norm_bound``, with the constant intercept feature appended.
-    A per-row map fixed in advance: it uses no statistic of the data."""
+    """Rows clipped to L2 norm ``norm_bound`` (to ``_CLIP·norm_bound`` as computed, so that the
+    exact norm of every computed row is below ``norm_bound``), with the constant intercept
+    feature appended. A per-row map fixed in advance: it uses no statistic of the data."""
     X = _checked_X(X)
-    norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, norm_bound / np.maximum(norms, np.finfo(np.float64).tiny))
+    with np.errstate(all="ignore"):
+        norms = np.linalg.norm(X, axis=1)
+        scale = np.minimum(1.0, norm_bound * _CLIP / np.maximum(norms, np.finfo(np.float64).tiny))
     Z = X * scale[:, None]
     if intercept_scaling is not None:
         Z = np.hstack([Z, np.full((len(Z), 1), intercept_scaling)])
     return Z
 
 
+def _gradient_error(m: int, p: int, k: int, C: float, B: float, r: float) -> float:
+    """A bound on ‖ĝ − ∇F(W)‖ (Frobenius) for the computed gradient ĝ at any W with
+    ‖W‖ ≤ r, on m rows of norm ≤ B with p features and K classes. Per row i, with the exact
+    residual rᵢ = p(aᵢ) − yᵢ:
+
+    Matrix products are assumed to be sums of products in some order (as in every BLAS: no
+    Strassen-like algorithm), and ``exp`` to be within 4 ulp.
+
+    * margins: each computed aᵢⱼ = zᵢ·Wⱼ (p-term dot, any order) errs by at most
+      γ_p·B·r; the sigmoid is 1/4-Lipschitz, and softmax moves by at most 2·max|Δaⱼ| in
+      ℓ₁ (its Jacobian diag(p) − ppᵀ has ℓ∞→ℓ₁ norm ≤ 2);
+    * evaluating p from the computed margins: at most 8u
+      for 1/(1 + e^{−a}); at most 16(K+1)u in ℓ₁ for the shifted softmax (the shift's
+      rounding costs ≤ u/e per entry, exp 4u, the K-term sum γ_{K−1}, the division u);
+    * the subtraction of yᵢ: u·‖r̂ᵢ‖₁ ≤ 3u.
+
+    So ‖r̂ᵢ − rᵢ‖₂ ≤ ε_r, and ‖r̂ᵢ‖₂ ≤ ρ + ε_r with ρ = 1 (binary) or √2. The blocked
+    pairwise sum errs by γ_{_SUM_DEPTH} Σᵢ |r̂ᵢ||zᵢ|ᵀ, whose Frobenius norm is at most
+    m·B·(ρ + ε_r); the per-row errors add m·B·ε_r. W/C and the final addition add u of
+    their magnitudes."""
+    m = float(m)
+    if k == 2:
+        margin, evaluation, rho = _gamma(p) * B * r / 4.0, 8.0 * _U, 1.0
+    else:
+        margin, evaluation = 2.0 * _gamma(p) * B * r, 16.0 * (k + 1) * _U
+        rho = math.sqrt(2.0)
+    eps_r = _up(margin + evaluation + 3.0 * _U)
+    row_max = _up(rho + eps_r)
+    depth = _gamma(_SUM_DEPTH)
+    total = m * B * (eps_r + depth * row_max) + _U * m * B * row_max * (1.0 + depth)
+    return _up(total + 2.01 * _U * r / C + _UNDERFLOW)
+
+
 class _Objective:
     """F(w) = Σ ℓ + ‖w‖²/(2C) with its gradient and Hessian-vector product, for the binary
-    logistic loss (K = 1 weight vector, labels in {0, 1}) or the multinomial one (K ≥ 3)."""
+    logistic loss (K = 1 weight vector, labels in {0, 1}) or the multinomial one (K ≥ 3), on
+    rows of norm at most ``bound`` (public)."""
 
-    def __init__(self, Z: np.ndarray, labels: np.ndarray, n_classes: int, C: float):
-        self.Z, self.C = Z, C
+    def __init__(self, Z: np.ndarray, labels: np.ndarray, n_classes: int, C: float, bound: float):
+        self.Z, self.C, self.bound, self.n_classes = Z, C, bound, n_classes
+        self.m, self.p = Z.shape
         self.binary = n_classes == 2
         self.Y = labels.astype(np.float64) if self.binary else np.eye(n_classes)[labels]
+        # The rows padded with zero rows to whole blocks, for the blocked pairwise sum.
+        blocks = max(1, -(-self.m // _BLOCK))
+        pad = np.zeros((blocks * _BLOCK - self.m, self.p))
+        self._Zb = np.vstack([Z, pad]).reshape(blocks, _BLOCK, self.p)
 
     def _probs(self, W: np.ndarray) -> np.ndarray:
         A = self.Z @ W.T
         if self.binary:
-            return expit(A[:, 0])  # the sigmoid, accurate on both tails and without overflow
+            # 1/(1 + e^{−a}): e^{−a} overflows to +∞ only where σ(a) < 1e-308 (then 0).
+            return 1.0 / (1.0 + np.exp(-A[:, 0]))
         A -= A.max(axis=1, keepdims=True)
         E = np.exp(A)
         return E / E.sum(axis=1, keepdims=True)
@@ -122,10 +221,24 @@ class _Objective:
             loss = m + np.log(np.exp(A - m[:, None]).sum(axis=1)) - (A * self.Y).sum(axis=1)
         return float(loss.sum() + (W * W).sum() / (2.0 * self.C))
 
+    def _row_sum(self, R: np.ndarray) -> np.ndarray:
+        """Σᵢ rᵢ zᵢᵀ (shape K × p), summed in blocks of _BLOCK rows (one small matrix product
+        each) and then pairwise, so that every term passes through fewer than _SUM_DEPTH
+        roundings whatever the number of rows."""
+        blocks = self._Zb.shape[0]
+        Rb = np.zeros((blocks * _BLOCK, R.shape[1]))
+        Rb[: self.m] = R
+        S = np.matmul(Rb.reshape(blocks, _BLOCK, -1).transpose(0, 2, 1), self._Zb)
+        while len(S) > 1:
+            if len(S) % 2:
+                S = np.concatenate([S, np.zeros((1,) + S.shape[1:])])
+            S = S[0::2] + S[1::2]
+        return S[0]
+
     def gradient(self, W: np.ndarray) -> np.ndarray:
         P = self._probs(W)
         R = (P - self.Y)[:, None] if self.binary else P - self.Y
-        return R.T @ self.Z + W / self.C
+        return self._row_sum(R) + W / self.C
 
     def hessp(self, W: np.ndarray, V: np.ndarray) -> np.ndarray:
         P = self._probs(W)
@@ -136,20 +249,81 @@ class _Objective:
             B = P * (A - (P * A).sum(axis=1, keepdims=True))
         return B.T @ self.Z + V / self.C
 
+    def gradient_error(self, r: float) -> float:
+        """:func:`_gradient_error` for this problem."""
+        return _gradient_error(self.m, self.p, self.n_classes, self.C, self.bound, r)
 
-def _refine(obj: _Objective, W: np.ndarray, tol: float) -> np.ndarray:
-    """Newton–CG with backtracking from the solver's point until ‖∇F‖ ≤ tol/2 (half the charged
-    tolerance, leaving room for rounding in the gradient itself), for at most the public number
-    ``_MAX_NEWTON_STEPS`` of steps. F is strongly convex and smooth, so in exact arithmetic this
-    converges; if rounding stops it first, the residual is not certified and nothing is
-    released: a :class:`DptuneError` (numerical), which aborts a tuning rather than becoming a
-    score. No public bound on the number of steps exists (it grows with the private n), so this
-    abort cannot be ruled out by a proof, only made unreachable in practice."""
-    for _ in range(_MAX_NEWTON_STEPS):
+    def certified_gradient(self, W: np.ndarray) -> float:
+        """An upper bound on the exact ‖∇F(W)‖ that includes the floating-point error of
+        computing it (+∞ if W or the gradient is not finite)."""
+        if not np.isfinite(W).all():
+            return math.inf
+        with np.errstate(all="ignore"):
+            G = self.gradient(W)
+        bound = _up(_norm_up(G) + self.gradient_error(_norm_up(W)))
+        return bound if bound == bound else math.inf
+
+
+class _Plan:
+    """The proven fallback for one problem size: projected gradient descent on F over the ball
+    ‖W‖ ≤ R₀, step η, for ``steps`` steps. Computed from m, C, τ (``tol``), the row bound B, K
+    and the parameter count only, before any mechanism; its constructor raises a
+    :class:`DataError` naming ``tol`` when double precision cannot reach τ at this size.
+
+    Why it works (the argument of the Rust ``learn::certified`` module, for the sum form):
+
+    * F is μ-strongly convex with μ = 1/C and β-smooth with β = m·B²·c + 1/C, c = 1/4 for
+      the sigmoid (σ′ ≤ 1/4) and 1/2 for softmax (diag(p) − ppᵀ ⪯ I/2, Böhning 1992).
+    * w* lies in the ball of radius R₀ = √(2·C·m·ln K): F(w*) ≤ F(0) = m·ln K and ℓ ≥ 0, so
+      ‖w*‖²/(2C) ≤ m·ln K. Projecting onto a convex set that contains w* never moves a
+      point away from w*.
+    * For η ≤ 1/β the map w ↦ w − η∇F(w) is a contraction toward w* with factor
+      q = 1 − η/C (its Jacobian I − η∇²F has eigenvalues in [0, q]; Nesterov 2018, §2.1.5),
+      so each exact step reduces the distance to w* by q.
+    * Computed iterates stay within R = R₀(1 + γ_{n+4}) (the rounded projection), so the
+      gradient's error is at most g = ``gradient_error(R)`` and each computed step is within
+      E = ηg + 2u(R + 2η(G + g)) + γ_{n+4}R of the exact one (G = m·B·ρ + R/C bounds ‖∇F‖
+      on the ball). After K steps from a start within 2R of w*, the distance is at most
+      q^K·2R + E/(1 − q). The constructor checks E/(1 − q) ≤ C·τ/2 and takes
+      K ≥ ln(4R/(C·τ))/(1 − q) (−ln q ≥ 1 − q), so the result is within C·τ of w*.
+
+    The step count grows with m·C (the condition number): the fallback has never run in our
+    tests unless forced, and the run time (which depends on m anyway) is seen by the curator
+    only (docs/PRIVACY.md, "Trust model and timing")."""
+
+    def __init__(self, m: int, p: int, k: int, C: float, B: float, tol: float):
+        binary = k == 2
+        n = (1 if binary else k) * p
+        self.radius = _up(math.sqrt(_up(2.0 * C * float(m) * math.log(k))))
+        R = _up(self.radius * (1.0 + _gamma(n + 4)))
+        beta = _up(m * B * B * (0.25 if binary else 0.5) + _up(1.0 / C))
+        self.eta = 1.0 / beta * (1.0 - 4.0 * _U)
+        one_minus_q = self.eta / C * (1.0 - 4.0 * _U)
+        g = _gradient_error(m, p, k, C, B, R)
+        G = _up(m * B * (1.0 if binary else math.sqrt(2.0)) + R / C)
+        step = _up(self.eta * g + 2.0 * _U * (R + 2.0 * self.eta * (G + g)))
+        self.floor = _up(_up(step + _gamma(n + 4) * R) / one_minus_q)
+        target = C * tol / 2.0 * (1.0 - 1e-9)
+        if not self.floor <= target:
+            least = self.floor * 2.0 / C * (1.0 + 1e-6)
+            raise DataError(
+                f"data error: `tol` = {tol!r} is below what double precision can certify for "
+                f"this number of rows at C = {C!r} (its floor is {least:.3g}); raise `tol` to "
+                f"at least {least:.3g} (the sensitivity grows by 2·C·tol), lower `C`, or use "
+                "fewer rows"
+            )
+        self.steps = int(math.ceil(math.log(max(2.0 * R / target, 1.0)) / one_minus_q)) + 1
+
+
+def _newton(obj: _Objective, W: np.ndarray, tol: float, steps: int) -> np.ndarray:
+    """Up to ``steps`` Newton–CG steps with backtracking from W, stopping once the certificate
+    holds. Only speed depends on it: privacy rests on the certificate or the fallback. Never
+    raises on data (a non-finite point is left to the certificate)."""
+    for _ in range(steps):
+        if obj.certified_gradient(W) <= tol:
+            break
         G = obj.gradient(W)
         gnorm = float(np.linalg.norm(G))
-        if gnorm <= tol / 2.0:
-            return W
         # Conjugate gradients on H d = G, to a relative residual that keeps Newton superlinear.
         D, R = np.zeros_like(W), G.copy()
         Pd, rr = R.copy(), float((R * R).sum())
@@ -165,11 +339,10 @@ def _refine(obj: _Objective, W: np.ndarray, tol: float) -> np.ndarray:
             if math.sqrt(rr_new) <= min(0.5, math.sqrt(gnorm)) * gnorm * 1e-2:
                 break
             Pd, rr = R + (rr_new / rr) * Pd, rr_new
-        if not np.any(D):
+        if not np.any(D) or not np.isfinite(D).all():
             D = G
         # Backtracking (Armijo). Near the optimum F's decrease drops below its rounding, so a
-        # step that shrinks the gradient norm is accepted too: either way F is strongly convex
-        # and the loop only stops on the verified gradient bound.
+        # step that shrinks the gradient norm is accepted too.
         f0, step, slope = obj.value(W), 1.0, -float((G * D).sum())
         while step > 1e-12:
             trial = W - step * D
@@ -178,19 +351,49 @@ def _refine(obj: _Objective, W: np.ndarray, tol: float) -> np.ndarray:
             ) < (1.0 - 1e-4 * step) * gnorm:
                 break
             step /= 2.0
+        if not np.isfinite(trial).all():
+            break
         W = trial
-    raise DptuneError(
-        "numerical error in the solver: the gradient tolerance `tol` was not certified within "
-        f"{_MAX_NEWTON_STEPS} Newton steps; nothing was released (raise `tol`: the sensitivity "
-        "charged grows by 2·C·tol)"
-    )
+    return W
+
+
+def _fallback(obj: _Objective, plan: _Plan, W: np.ndarray, tol: float, steps: int) -> np.ndarray:
+    """Projected gradient descent (:class:`_Plan`) from W projected onto the ball (0 if W is not
+    finite), for ``steps`` steps, stopping early once the certificate holds."""
+    radius = plan.radius
+
+    def project(V: np.ndarray) -> np.ndarray:
+        n = float(np.sqrt(np.dot(V.ravel(), V.ravel())))
+        return V * (radius / n) if n > radius else V
+
+    W = project(W) if np.isfinite(W).all() else np.zeros_like(W)
+    for t in range(steps):
+        if t % _CHECK_EVERY == 0 and obj.certified_gradient(W) <= tol:
+            break
+        W = project(W - plan.eta * obj.gradient(W))
+    return W
+
+
+def _certified_minimiser(
+    obj: _Objective, W: np.ndarray, tol: float, plan: _Plan, newton_steps: int
+) -> np.ndarray:
+    """A point within C·tol of the exact minimiser w*, for every dataset: Newton from W, then
+    the certificate (‖∇F‖ ≤ tol with rounding, so ‖W − w*‖ ≤ C·‖∇F(W)‖ ≤ C·tol by
+    (1/C)-strong convexity), and only if it fails the fallback, whose proof needs no
+    certificate (:class:`_Plan`). Never raises."""
+    with np.errstate(all="ignore"):
+        W = _newton(obj, W, tol, newton_steps)
+        if obj.certified_gradient(W) <= tol:
+            return W
+        return _fallback(obj, plan, W, tol, plan.steps)
 
 
 class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
     """L2-regularised logistic regression (binary or multinomial) with output perturbation.
 
     ``fit`` solves ``min Σ ℓ + ‖w‖²/(2C)`` with scikit-learn's ``LogisticRegression`` (lbfgs),
-    verifies and if needed refines the solution to ``‖∇F‖ ≤ tol``, and releases the
+    certifies (rounding included) and if needed refines the solution to ``‖∇F‖ ≤ tol``, or
+    runs the proven fallback (module docstring), and releases the
     coefficients plus exact Gaussian noise at L2 sensitivity ``C·(L + 2·tol)``, where
     ``L = √(norm_bound² + intercept_scaling²)`` for two classes and ``√2`` times that for more
     (module docstring: Chaudhuri–Monteleoni–Sarwate 2011, Thm 6). The fit is ``rho``-zCDP under
@@ -205,7 +408,9 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
     rho : the zCDP allowance of one fit (> 0); :class:`Candidate` sets it from the tuner.
     norm_bound : rows are clipped to this L2 norm before fitting and predicting.
     fit_intercept, intercept_scaling : the intercept is a constant feature of this value.
-    tol : the verified bound on the gradient norm of the solver's point (charged).
+    tol : the certified bound on the gradient norm of the solver's point (charged: the
+        sensitivity grows by 2·C·tol). It must lie above double precision's floor for the
+        number of rows and C (checked by validation: a DataError names the least value).
     """
 
     #: Marks a dptune private estimator (:class:`Candidate` refuses anything else).
@@ -220,7 +425,7 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         norm_bound: float = 1.0,
         fit_intercept: bool = True,
         intercept_scaling: float = 1.0,
-        tol: float = 1e-6,
+        tol: float = 1e-3,
     ):
         self.classes = classes
         self.C = C
@@ -279,33 +484,51 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         s = float(self.intercept_scaling) if self.fit_intercept else None
         return _features(X, float(self.norm_bound), s)
 
+    def _row_bound(self) -> float:
+        """B = √(norm_bound² + intercept_scaling²): every computed row has exact norm below
+        it (rows are clipped to _CLIP·norm_bound)."""
+        return math.hypot(self.norm_bound, self.intercept_scaling if self.fit_intercept else 0.0)
+
     def sensitivity(self) -> float:
-        """The L2 sensitivity of the released coefficients, C·(L + 2·tol)."""
+        """The L2 sensitivity of the released coefficients, C·(L + 2·tol), rounded up (by a
+        relative 2⁻⁴⁰, which covers the roundings of the formula and of L)."""
         classes = self._check_params()
-        z = math.hypot(self.norm_bound, self.intercept_scaling if self.fit_intercept else 0.0)
+        z = self._row_bound()
         lipschitz = z if len(classes) == 2 else math.sqrt(2.0) * z
-        return float(self.C) * (lipschitz + 2.0 * float(self.tol))
+        return _up(float(self.C) * (lipschitz + 2.0 * float(self.tol)))
+
+    def _plan(self, m: int, n_features: int, n_classes: int) -> _Plan:
+        """The proven fallback for m rows (:class:`_Plan`), or the :class:`DataError` naming
+        ``tol`` when double precision cannot certify it at this size: part of validation."""
+        p = n_features + (1 if self.fit_intercept else 0)
+        return _Plan(m, p, n_classes, float(self.C), self._row_bound(), float(self.tol))
 
     def _solution(self, X: np.ndarray, labels: np.ndarray, n_classes: int) -> np.ndarray:
-        """The certified noise-free point (‖∇F‖ ≤ tol/2) on validated data; never released."""
+        """The noise-free point, within C·tol of the exact minimiser, on validated data whose
+        size passed :meth:`_plan`; never released, never raises."""
         Z = self._design(X)
-        obj = _Objective(Z, labels, n_classes, float(self.C))
+        obj = _Objective(Z, labels, n_classes, float(self.C), self._row_bound())
+        plan = self._plan(len(X), X.shape[1], n_classes)
         k = 1 if n_classes == 2 else n_classes
         W = np.zeros((k, Z.shape[1]))
         # Nothing here may print: a warning that some data trigger and others do not would be
-        # a release. scikit-learn's warnings (convergence) say nothing the refinement does not
-        # check, and a floating-point exception shows up in the certified residual.
+        # a release. scikit-learn's warnings (convergence) say nothing the certificate does
+        # not check, and a floating-point exception shows up in the certified residual.
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            if len(np.unique(labels)) == n_classes:
-                # scikit-learn does the bulk of the optimisation (its objective is C·F); the
-                # refinement below only has to verify it, or finish it.
+            if _NEWTON_STEPS > 0 and len(np.unique(labels)) == n_classes:
+                # scikit-learn does the bulk of the optimisation (its objective is C·F); it is
+                # only a starting point, which the certificate verifies or Newton finishes.
                 solver = LogisticRegression(C=float(self.C), fit_intercept=False, max_iter=1000)
-                W = solver.fit(Z, labels).coef_.reshape(k, -1).astype(np.float64)
-            return _refine(obj, W, float(self.tol))
+                try:
+                    W = solver.fit(Z, labels).coef_.reshape(k, -1).astype(np.float64)
+                except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+                    W = np.zeros((k, Z.shape[1]))
+            return _certified_minimiser(obj, W, float(self.tol), plan, _NEWTON_STEPS)
 
     def fit(self, X: Any, y: Any) -> "PrivateLogisticRegression":
         X, labels, classes = self._validate(X, y)
+        self._plan(len(X), X.shape[1], len(classes))  # validation: before any mechanism
         W = self._solution(X, labels, len(classes))
         noisy, spent = gaussian_release(W.ravel(), self.sensitivity(), float(self.rho))
         W = noisy.reshape(W.shape)
@@ -326,6 +549,20 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         s = self.decision_function(X)
         idx = (s > 0).astype(int) if s.ndim == 1 else s.argmax(axis=1)
         return self.classes_[idx]
+
+
+def _domain_values(domain: Any) -> list:
+    """The extreme values of one search-space domain: both ends of a ``(kind, low, high)``
+    range, every choice of a list, nothing for an absent name."""
+    if domain is None:
+        return []
+    if isinstance(domain, tuple) and len(domain) == 3 and isinstance(domain[0], str):
+        return [domain[1], domain[2]]
+    return list(domain)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v)
 
 
 class Candidate:
@@ -363,12 +600,42 @@ class Candidate:
                 "private estimator such as PrivateLogisticRegression (a plain scikit-learn "
                 "estimator is not differentially private)"
             )
-        X, _, _ = estimator._validate(X, y)
+        X, _, classes = estimator._validate(X, y)
+        estimator._plan(len(X), X.shape[1], len(classes))
         y = np.asarray(y)
         train, val = split_by_coin(len(y), train_fraction, seed=seed)
         self.estimator = estimator
+        self._rows, self._features, self._classes = len(X), X.shape[1], len(classes)
         self.X_train, self.y_train = X[train], y[train]
         self.X_val, self.y_val = X[val], y[val]
+
+    #: Parameters whose worst case :meth:`check_space` checks: the precision floor of the
+    #: fallback (:class:`_Plan`) grows with each of them (True above False), and falls with tol.
+    _GROWING = ("C", "norm_bound", "intercept_scaling", "fit_intercept")
+
+    def check_space(self, space: dict) -> None:
+        """Validation of the data against a search space, before anything runs
+        (:func:`dptune.tune` calls it first): the size precondition of :class:`_Plan` for the
+        worst configuration of ``space`` (largest C, norm bound, intercept scale, intercept on,
+        smallest tol) on all the rows. Every configuration of the space then passes it on its
+        training side (fewer rows, a smaller floor), so no run can fail on it. Raises the
+        :class:`dptune.DataError` naming ``tol``; non-numeric values are left to the runs
+        (refused there as invalid configurations, independently of the data)."""
+        worst = {}
+        for name in self._GROWING + ("tol",):
+            values = [
+                v
+                for v in _domain_values(space.get(name))
+                if _is_number(v) and (name == "fit_intercept" or v > 0)
+            ]
+            if values:
+                worst[name] = max(values) if name != "tol" else min(values)
+        try:
+            model = clone(self.estimator).set_params(**worst)
+            model._check_params()
+        except (ValueError, InvalidParameter):
+            return  # invalid values are refused by each run, before its data are touched
+        model._plan(self._rows, self._features, self._classes)
 
     def __call__(self, config: dict, allowance: Guarantee, seed: int):
         rho = allowance.rho
@@ -391,7 +658,8 @@ class Candidate:
         except ValueError as e:
             raise InvalidParameter(f"invalid parameter `config` = {config!r}: {e}") from None
         model._check_params()
-        # Data were validated in __init__: from here on only a numerical abort can occur.
+        # Data were validated in __init__ (and against the space in check_space): from here
+        # on nothing fails.
         model.fit(self.X_train, self.y_train)
         correct = int((model.predict(self.X_val) == self.y_val).sum())
         score, _ = noisy_count(correct, math.sqrt(2.0 * rho))

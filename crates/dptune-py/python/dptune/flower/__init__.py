@@ -14,7 +14,11 @@ participants), ``min-survivors`` (t: the noise is sized so that any t survivors 
 guarantee; fewer and nothing is released), ``colluders`` (c, default 0: the guarantee holds
 against at most c colluding survivors, who know their own noise shares; each share is sized for
 t − c honest clients; the released ``assumption`` states it), ``neighbours`` (``replace``),
-``stage-timeout`` (seconds), ``round``, ``evaluate-fn``, and ``seed`` (research runs only: a
+``stage-timeout`` (seconds), ``eval-deadline`` (seconds a client gives its local evaluation,
+below the stage timeout, default half of it: a late evaluation is replaced by a vote for k
+candidates drawn uniformly at random, so a slow client never becomes a dropout),
+``pad-to-deadline`` (true: every client answers stage 0 at the deadline, so the server cannot
+time the evaluation; default false), ``round``, ``evaluate-fn``, and ``seed`` (research runs only: a
 seed in the run config is visible to the SuperLink and every node, so the noise is **not
 private**; omit it in real use).
 

@@ -14,8 +14,9 @@ Round structure (four server ↔ client round trips, the SecAgg stages):
    the client-level guarantee for the actual number of survivors.
 
 Participation never depends on a client's data: a NaN score counts as the worst, and a client
-whose local evaluation fails (raises, or returns the wrong shape) still submits a valid vote for
-k candidates drawn uniformly at random, independently of its data (see :func:`local_scores`).
+whose local evaluation fails (raises, returns the wrong shape, or outlasts the public evaluation
+deadline, which is below the stage timeout) still submits a valid vote for k candidates drawn
+uniformly at random, independently of its data (see :func:`local_scores`).
 Only crashes and the network make a client drop out; the release then names the number of
 survivors (needed for its ε), never which clients survived.
 
@@ -32,6 +33,8 @@ import json
 import logging
 import os
 import random
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
@@ -64,6 +67,17 @@ class RoundConfig:
     #: Colluding survivors the guarantee must hold against (an assumption; 0: nobody colludes).
     #: Each noise share is sized for ``min_survivors − colluders`` honest clients.
     colluders: int = 0
+    #: Seconds a client gives its local evaluation (public, below ``stage_timeout``; None:
+    #: half of it). A late evaluation is replaced by the data-free vote (:func:`local_scores`).
+    eval_deadline: Optional[float] = None
+    #: Whether a client always answers stage 0 at the deadline (never earlier), so that the
+    #: server cannot time its evaluation either.
+    pad_to_deadline: bool = False
+
+    @property
+    def deadline(self) -> float:
+        """The evaluation deadline in seconds."""
+        return self.stage_timeout / 2.0 if self.eval_deadline is None else self.eval_deadline
 
     @staticmethod
     def from_run_config(rc: Mapping[str, Any]) -> "RoundConfig":
@@ -81,6 +95,26 @@ class RoundConfig:
             raise _core.InvalidParameter(
                 f"invalid parameter `colluders` = {colluders}: must be at least 0"
             )
+        stage_timeout = get("stage-timeout", float, 60.0)
+        if not 0.0 < stage_timeout < float("inf"):
+            raise _core.InvalidParameter(
+                f"invalid parameter `stage-timeout` = {stage_timeout!r}: must be a positive "
+                "number of seconds"
+            )
+        eval_deadline = rc.get("eval-deadline")
+        if eval_deadline is not None:
+            eval_deadline = float(eval_deadline)
+            if not 0.0 < eval_deadline < stage_timeout:
+                raise _core.InvalidParameter(
+                    f"invalid parameter `eval-deadline` = {eval_deadline!r}: must be positive and "
+                    f"below `stage-timeout` = {stage_timeout!r} (stage 0 must still reach the "
+                    "server after the evaluation)"
+                )
+        pad = rc.get("pad-to-deadline", False)
+        if not isinstance(pad, bool):
+            raise _core.InvalidParameter(
+                f"invalid parameter `pad-to-deadline` = {pad!r}: must be true or false"
+            )
         return RoundConfig(
             candidates=get("candidates", int),
             k=get("k", int),
@@ -90,10 +124,12 @@ class RoundConfig:
             min_survivors=get("min-survivors", int),
             neighbours=get("neighbours", str, "replace"),
             round=get("round", int, 0),
-            stage_timeout=get("stage-timeout", float, 60.0),
+            stage_timeout=stage_timeout,
             seed=None if seed in (None, "", -1) else int(seed),
             evaluate=get("evaluate-fn", str, "dptune.flower.demo:evaluate"),
             colluders=colluders,
+            eval_deadline=eval_deadline,
+            pad_to_deadline=pad,
         )
 
     def plan(self) -> "_core.NoisePlan":
@@ -123,28 +159,72 @@ def load_evaluate(spec: str) -> Evaluate:
 _log = logging.getLogger("dptune.flower")
 
 
-def local_scores(cfg: RoundConfig, evaluate: Evaluate, context: Any, partition: int) -> np.ndarray:
-    """The client's scores, never an exception: whether a client votes must not depend on its
-    data (a dropout shows in the released survivor count, and a missing share changes the noise).
+class _Late(Exception):
+    """The local evaluation did not finish by the deadline."""
 
-    If ``evaluate`` raises (any ``Exception``), returns anything but ``candidates`` real numbers,
-    or only NaN, the client votes for k candidates drawn uniformly at random — from the operating
-    system, or, in a seeded research run, from (seed, partition). The choice does not depend on
-    the data, so the vote's sensitivity and the accounting are unchanged; uniform rather than
-    the first k so that failed clients add no systematic weight to any candidate (in expectation
-    k/p to each). The failure is logged on the client only (the data owner's own log).
-    Some NaN scores among others are kept: the vote counts them as the worst (``top_k_vote``)."""
+
+def _evaluate_by_deadline(cfg: RoundConfig, evaluate: Evaluate, context: Any) -> Any:
+    """``evaluate(candidates, context)`` in a daemon thread, waited for ``cfg.deadline``
+    seconds: its result, its exception re-raised, or :class:`_Late`. A late evaluation keeps
+    running in the background (Python cannot stop a thread) and its result is discarded."""
+    box: Dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["scores"] = evaluate(cfg.candidates, context)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    worker = threading.Thread(target=work, name="dptune-local-evaluation", daemon=True)
+    worker.start()
+    worker.join(cfg.deadline)
+    if worker.is_alive():
+        raise _Late()
+    if "error" in box:
+        raise box["error"]
+    return box["scores"]
+
+
+def local_scores(cfg: RoundConfig, evaluate: Evaluate, context: Any, partition: int) -> np.ndarray:
+    """The client's scores, never an exception and never later than the evaluation deadline:
+    whether a client votes must not depend on its data (a dropout shows in the released survivor
+    count, and a missing share changes the noise), and a client whose evaluation outlasted the
+    stage timeout would be a dropout through timing.
+
+    If ``evaluate`` raises (any ``Exception``), does not finish within ``cfg.deadline`` seconds
+    (``eval-deadline``, public, below the stage timeout), returns anything but ``candidates``
+    real numbers, or only NaN, the client votes for k candidates drawn uniformly at random —
+    from the operating system, or, in a seeded research run, from (seed, partition). The choice
+    does not depend on the data, so the vote's sensitivity and the accounting are unchanged;
+    uniform rather than the first k so that failed clients add no systematic weight to any
+    candidate (in expectation k/p to each). The failure is logged on the client only (the data
+    owner's own log). Some NaN scores among others are kept: the vote counts them as the worst
+    (``top_k_vote``). With ``pad-to-deadline`` the function returns at the deadline, never
+    earlier, so the time of the client's stage-0 answer does not depend on its data."""
+    start = time.monotonic()
     try:
-        scores = np.asarray(evaluate(cfg.candidates, context), dtype=np.float64)
+        scores = np.asarray(_evaluate_by_deadline(cfg, evaluate, context), dtype=np.float64)
         if scores.shape != (cfg.candidates,):
             reason = f"it returned shape {scores.shape}, not ({cfg.candidates},)"
         elif np.isnan(scores).all():
             reason = "every score is NaN"
         else:
-            return scores
+            reason = None
+    except _Late:
+        reason = f"it did not finish within the deadline of {cfg.deadline} s"
     except Exception as e:  # noqa: BLE001 - any failure on the data becomes a data-free vote
         reason = f"it raised {type(e).__name__}"
-    _log.warning("local evaluation failed (%s): voting for k random candidates", reason)
+    if reason is not None:
+        _log.warning("local evaluation failed (%s): voting for k random candidates", reason)
+        scores = _data_free_vote(cfg, partition)
+    if cfg.pad_to_deadline:
+        time.sleep(max(0.0, start + cfg.deadline - time.monotonic()))
+    return scores
+
+
+def _data_free_vote(cfg: RoundConfig, partition: int) -> np.ndarray:
+    """Scores whose top k are k candidates drawn uniformly at random (0 for them, −∞ for the
+    rest), independently of any data."""
     if cfg.seed is None:
         chosen = random.SystemRandom().sample(range(cfg.candidates), cfg.k)
     else:
