@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::data::Dataset;
 use crate::data::Records;
 use crate::error::{Error, Result};
-use crate::noise::{GeometricTrials, GridGaussian, SecureRng};
+use crate::noise::{GeometricGap, GridGaussian, SecureRng};
 use crate::numeric::GridSum;
 use crate::privacy::convert::mul_up;
 use crate::privacy::subsampled::dpsgd_discrete_guarantee;
@@ -50,8 +50,9 @@ const MAX_Z: f64 = 1.0e4;
 /// `fit`). From it and the hyperparameters come q = min(1, batch_size/records), T = ⌈epochs/q⌉
 /// and the normaliser q·records (the expected batch size); the noise multiplier z is then fixed
 /// by the configuration and the allowance alone. Each of the T steps includes every record that
-/// is actually present independently with probability q (an exact Bernoulli per record,
-/// [`GeometricTrials::stops`]), clips each per-example gradient to L2 norm C (`clip_norm`),
+/// is actually present independently with probability q (exactly: the batch is walked by
+/// exact geometric gaps, [`GeometricGap::included`], so a step costs time proportional to its
+/// batch, not to the number of records), clips each per-example gradient to L2 norm C (`clip_norm`),
 /// sums, adds Gaussian noise of standard deviation z·C per coordinate and steps by
 /// −lr·(noisy sum)/(q·records). This is exactly the mechanism of MTZ19's theorem (Poisson
 /// sampling at a fixed rate q over whatever dataset is given, a fixed σ, a fixed number of
@@ -302,7 +303,7 @@ impl DpSgd {
         let h = hyper(config)?;
         let (noise, _) = mechanism(sched.z_request, h.clip, p)?;
         let sampler = (sched.q < 1.0)
-            .then(|| GeometricTrials::from_success_prob(sched.q))
+            .then(|| GeometricGap::new(sched.q))
             .transpose()?;
         // The expected batch size: public, unlike the number of records sampled or present.
         let denom = sched.q * self.records;
@@ -312,14 +313,13 @@ impl DpSgd {
         let mut s = Scratch::default();
         for step in 0..sched.steps {
             sum.clear();
-            for i in 0..data.len() {
-                if let Some(t) = &sampler {
-                    if !t.stops(rng) {
-                        continue;
-                    }
-                }
+            let mut add = |i: usize| -> Result<()> {
                 model.gradient(data.row(i), data.labels()[i], &mut g, &mut s);
-                sum.add(&g)?;
+                sum.add(&g)
+            };
+            match &sampler {
+                Some(gaps) => gaps.included(data.len(), rng).try_for_each(&mut add)?,
+                None => (0..data.len()).try_for_each(&mut add)?,
             }
             let noisy = sum.release(|| noise.grid_noise().sample(rng));
             let step_size = h.lr / denom;
