@@ -35,16 +35,18 @@ const MARGIN_BITS: u64 = 64;
 ///
 /// Every Bernoulli(x) here is "U < x" for a uniform real U whose bits are drawn lazily
 /// (Knuth & Yao 1976): x = c^(2^j) (or x/(1 + x)) is rational but huge, so it is bracketed by
-/// integers lo <= x·2^k <= hi computed with outward-rounded integer squarings; the first 64
-/// bits of U decide unless they fall in the bracket (probability about 2^-62), and otherwise
-/// more bits and a wider precision are taken until they decide. U = x has probability zero,
+/// integers lo <= x·2^k <= hi computed with outward-rounded integer squarings; U's bits are
+/// read one at a time until its prefix's interval lies below or above the bracket (two bits
+/// on average), and in the rare case (about 2^-62) that 64 bits do not decide, more bits and
+/// a wider precision are taken until they do. U = x has probability zero,
 /// so each trial is exactly Bernoulli(x): no floating-point value is compared with a uniform.
 ///
 /// q is taken exactly: an `f64` is a dyadic rational, so the inclusion probability is exactly
 /// the `f64` value the accountant is given.
 ///
-/// Preconditions: 2^-64 <= q < 1 (checked, the error names `q`). Cost: J + 2 words on average,
-/// J <= log₂(1/q) + 1; a gap above `u64::MAX` is returned as `u64::MAX`.
+/// Preconditions: 2^-64 <= q < 1 (checked, the error names `q`). Cost: J + 2 trials of about
+/// two random bits each on average, J <= log₂(1/q) + 1; a gap above `u64::MAX` is returned as
+/// `u64::MAX`.
 #[derive(Debug, Clone)]
 pub struct GeometricGap {
     /// c = 1 − q as `c_num / den`.
@@ -137,16 +139,21 @@ impl GeometricGap {
         (lo >> (k - bits), ceil_shift(hi, k - bits))
     }
 
-    /// One exact Bernoulli(x) trial: "U < x" with U's bits drawn until they decide.
-    fn trial(&self, t: &Target, rng: &mut SecureRng) -> bool {
-        let first = rng.next_u64() as u128;
-        if first < t.lo {
-            return true;
+    /// One exact Bernoulli(x) trial: "U < x" with U's bits drawn one at a time (from `bits`)
+    /// until the prefix's interval lies below or above x's bracket; about two bits per trial.
+    /// After 64 undecided bits (probability about 2^-62) the slow path takes over.
+    fn trial(&self, t: &Target, rng: &mut SecureRng, bits: &mut Bits) -> bool {
+        let mut u: u128 = 0;
+        for shift in (0..64).rev() {
+            u = (u << 1) | bits.next(rng);
+            if (u + 1) << shift <= t.lo {
+                return true;
+            }
+            if u << shift >= t.hi {
+                return false;
+            }
         }
-        if first >= t.hi {
-            return false;
-        }
-        self.refine(t, BigUint::from(first), &mut || rng.next_u64())
+        self.refine(t, BigUint::from(u), &mut || rng.next_u64())
     }
 
     /// The rare slow path: `prefix` (64·m bits of U) fell inside the bracket; append 64 more
@@ -168,14 +175,19 @@ impl GeometricGap {
 
     /// One draw of G (saturating at `u64::MAX`).
     pub fn sample(&self, rng: &mut SecureRng) -> u64 {
+        self.sample_with(rng, &mut Bits::default())
+    }
+
+    /// One draw of G, taking U's bits from `bits` (unused bits stay fresh for the next draw).
+    fn sample_with(&self, rng: &mut SecureRng, bits: &mut Bits) -> u64 {
         let mut g: u128 = 0;
         for (j, t) in self.digits.iter().enumerate() {
-            if self.trial(t, rng) {
+            if self.trial(t, rng, bits) {
                 g |= 1 << j;
             }
         }
         let mut d: u128 = 0;
-        while self.trial(&self.tail, rng) {
+        while self.trial(&self.tail, rng, bits) {
             d += 1;
         }
         let high = d.checked_shl(self.levels()).filter(|h| h >> self.levels() == d);
@@ -188,13 +200,35 @@ impl GeometricGap {
     /// included independently with probability exactly q. Time and randomness are proportional
     /// to the number included (plus one gap).
     pub fn included<'a>(&'a self, n: usize, rng: &'a mut SecureRng) -> Included<'a> {
-        let next = self.sample(rng);
+        let mut bits = Bits::default();
+        let next = self.sample_with(rng, &mut bits);
         Included {
             gap: self,
             rng,
+            bits,
             next,
             n: n as u64,
         }
+    }
+}
+
+/// Uniform bits drawn from 64-bit words one at a time. Each trial stops after a prefix of the
+/// bits it reads (a stopping time), so the bits it leaves are still independent and uniform.
+#[derive(Debug, Default)]
+struct Bits {
+    word: u64,
+    left: u32,
+}
+
+impl Bits {
+    #[inline]
+    fn next(&mut self, rng: &mut SecureRng) -> u128 {
+        if self.left == 0 {
+            self.word = rng.next_u64();
+            self.left = 64;
+        }
+        self.left -= 1;
+        u128::from((self.word >> self.left) & 1)
     }
 }
 
@@ -202,6 +236,7 @@ impl GeometricGap {
 pub struct Included<'a> {
     gap: &'a GeometricGap,
     rng: &'a mut SecureRng,
+    bits: Bits,
     next: u64,
     n: u64,
 }
@@ -216,7 +251,7 @@ impl Iterator for Included<'_> {
         let i = self.next;
         self.next = i
             .saturating_add(1)
-            .saturating_add(self.gap.sample(self.rng));
+            .saturating_add(self.gap.sample_with(self.rng, &mut self.bits));
         Some(i as usize)
     }
 }
