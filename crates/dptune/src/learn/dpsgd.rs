@@ -14,8 +14,8 @@ use crate::tune::cost::fits;
 use crate::tune::space::Rule;
 use crate::tune::{Config, Learner};
 
-use super::model::{Model, Scratch};
 use super::check_names;
+use super::model::{Model, Scratch};
 
 /// The network trained by [`DpSgd`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -67,8 +67,8 @@ const MAX_Z: f64 = 1.0e4;
 /// by the configuration and the allowance alone. Each of the T steps includes every record that
 /// is actually present independently with probability q (exactly: the batch is walked by
 /// exact geometric gaps, [`GeometricGap::included`], so a step costs time proportional to its
-/// batch, not to the number of records), clips each per-example gradient to L2 norm C (`clip_norm`),
-/// sums, adds Gaussian noise of standard deviation z·C per coordinate and steps by
+/// batch, not to the number of records), clips each per-example gradient to L2 norm C
+/// (`clip_norm`), sums, adds Gaussian noise of standard deviation z·C per coordinate and steps by
 /// −lr·(noisy sum)/(q·records). This is exactly the mechanism of MTZ19's theorem (Poisson
 /// sampling at a fixed rate q over whatever dataset is given, a fixed σ, a fixed number of
 /// steps; the division by a public constant is post-processing), so neighbouring datasets run

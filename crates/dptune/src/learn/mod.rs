@@ -40,7 +40,10 @@ use crate::tune::Config;
 /// Refuses a configuration with a hyperparameter the learner has no rule for (the values are
 /// checked as they are read, by their rules).
 pub(crate) fn check_names(config: &Config, rules: &[Rule]) -> Result<()> {
-    match config.keys().find(|k| !rules.iter().any(|r| r.name == k.as_str())) {
+    match config
+        .keys()
+        .find(|k| !rules.iter().any(|r| r.name == k.as_str()))
+    {
         Some(k) => Err(Error::invalid(
             "hyperparameter",
             k,

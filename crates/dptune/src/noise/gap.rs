@@ -125,7 +125,11 @@ impl GeometricGap {
     fn bracket(&self, level: u32, ratio: bool, bits: u64) -> (BigUint, BigUint) {
         let k = bits + MARGIN_BITS + u64::from(level);
         let (mut lo, rem) = (&self.c_num << k).div_rem(&self.den);
-        let mut hi = if rem.is_zero() { lo.clone() } else { &lo + 1u32 };
+        let mut hi = if rem.is_zero() {
+            lo.clone()
+        } else {
+            &lo + 1u32
+        };
         for _ in 0..level {
             lo = (&lo * &lo) >> k;
             hi = ceil_shift(&hi * &hi, k);
@@ -190,7 +194,9 @@ impl GeometricGap {
         while self.trial(&self.tail, rng, bits) {
             d += 1;
         }
-        let high = d.checked_shl(self.levels()).filter(|h| h >> self.levels() == d);
+        let high = d
+            .checked_shl(self.levels())
+            .filter(|h| h >> self.levels() == d);
         high.and_then(|h| h.checked_add(g))
             .and_then(|x| u64::try_from(x).ok())
             .unwrap_or(u64::MAX)

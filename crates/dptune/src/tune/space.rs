@@ -255,7 +255,11 @@ impl Rule {
                 if high == f64::MAX {
                     format!("must be a finite number {op} {}", compact(low))
                 } else {
-                    format!("must be a number {op} {} and <= {}", compact(low), compact(high))
+                    format!(
+                        "must be a number {op} {} and <= {}",
+                        compact(low),
+                        compact(high)
+                    )
                 }
             }
             Range::Integer { low, high } if high == i64::MAX => {
@@ -406,13 +410,7 @@ impl SearchSpace {
     /// have a rule, every required rule a name, and every value the space can produce must
     /// pass its rule ([`Rule::check_domain`]). The error names the hyperparameter.
     pub fn check(&self, rules: &[Rule]) -> Result<()> {
-        let known = || {
-            rules
-                .iter()
-                .map(|r| r.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let known = || rules.iter().map(|r| r.name).collect::<Vec<_>>().join(", ");
         for (name, domain) in &self.params {
             let rule = rules.iter().find(|r| r.name == name).ok_or_else(|| {
                 Error::invalid(
@@ -571,7 +569,13 @@ mod tests {
 
     fn one(name: &str, d: Domain) -> SearchSpace {
         let mut params = vec![
-            ("learning_rate".to_string(), Domain::Uniform { low: 0.1, high: 1.0 }),
+            (
+                "learning_rate".to_string(),
+                Domain::Uniform {
+                    low: 0.1,
+                    high: 1.0,
+                },
+            ),
             ("batch_size".to_string(), Domain::Int { low: 1, high: 8 }),
         ];
         params.retain(|(n, _)| n != name);
@@ -613,34 +617,69 @@ mod tests {
         // Ranges: both ends, and the type.
         let s = one("batch_size", Domain::Int { low: 0, high: 10 });
         assert!(refused(&s, "batch_size", "0").contains("integer >= 1"));
-        let s = one("learning_rate", Domain::Uniform { low: 0.0, high: 1.0 });
+        let s = one(
+            "learning_rate",
+            Domain::Uniform {
+                low: 0.0,
+                high: 1.0,
+            },
+        );
         assert!(refused(&s, "learning_rate", "0").contains("> 0"));
-        let s = one("clip_norm", Domain::LogUniform { low: 1.0, high: 1e13 });
+        let s = one(
+            "clip_norm",
+            Domain::LogUniform {
+                low: 1.0,
+                high: 1e13,
+            },
+        );
         assert!(refused(&s, "clip_norm", "1e13").contains("<= 1e12"));
-        let s = one("batch_size", Domain::Uniform { low: 1.0, high: 8.0 });
+        let s = one(
+            "batch_size",
+            Domain::Uniform {
+                low: 1.0,
+                high: 8.0,
+            },
+        );
         let reason = refused(&s, "batch_size", "uniform[1, 8]");
-        assert!(reason.contains("continuous range for an integer"), "{reason}");
+        assert!(
+            reason.contains("continuous range for an integer"),
+            "{reason}"
+        );
         // Unknown and missing names.
         let s = one("momentum", Domain::Int { low: 0, high: 1 });
         refused(&s, "hyperparameter", "momentum");
-        let s = SearchSpace::new(vec![("batch_size".into(), Domain::Int { low: 1, high: 2 })])
-            .unwrap();
+        let s =
+            SearchSpace::new(vec![("batch_size".into(), Domain::Int { low: 1, high: 2 })]).unwrap();
         refused(&s, "hyperparameter", "learning_rate");
         // A valid space passes, with the optional rule present or not; an integer range for a
         // real hyperparameter is fine.
-        assert!(one("clip_norm", Domain::Uniform { low: 1e-12, high: 1e12 })
+        assert!(one(
+            "clip_norm",
+            Domain::Uniform {
+                low: 1e-12,
+                high: 1e12
+            }
+        )
+        .check(&RULES)
+        .is_ok());
+        assert!(one("learning_rate", Domain::Int { low: 1, high: 3 })
             .check(&RULES)
             .is_ok());
-        assert!(one("learning_rate", Domain::Int { low: 1, high: 3 }).check(&RULES).is_ok());
     }
 
     #[test]
     fn the_run_time_read_uses_the_same_rule() {
         let config = |pairs: &[(&str, Value)]| -> Config {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect()
         };
         let [lr, batch, clip] = &RULES;
-        let c = config(&[("learning_rate", Value::Int(2)), ("batch_size", Value::Int(3))]);
+        let c = config(&[
+            ("learning_rate", Value::Int(2)),
+            ("batch_size", Value::Int(3)),
+        ]);
         assert_eq!(lr.real(&c).unwrap(), 2.0);
         assert_eq!(batch.integer(&c).unwrap(), 3);
         assert_eq!(clip.real_opt(&c).unwrap(), None);
@@ -648,7 +687,10 @@ mod tests {
         assert!(e.contains("`clip_norm` = (missing)"), "{e}");
         let c = config(&[("batch_size", Value::Int(0))]);
         let e = batch.integer(&c).unwrap_err().to_string();
-        assert!(e.contains("`batch_size` = 0: must be an integer >= 1"), "{e}");
+        assert!(
+            e.contains("`batch_size` = 0: must be an integer >= 1"),
+            "{e}"
+        );
         assert!(lr.real(&c).unwrap_err().to_string().contains("(missing)"));
         let c = config(&[("learning_rate", Value::Float(f64::NAN))]);
         assert!(lr.real(&c).is_err());
