@@ -11,6 +11,7 @@ mod account;
 mod budget;
 mod federated;
 mod gp;
+mod limits;
 mod plot_file;
 mod profile_plot;
 mod report;

@@ -123,6 +123,8 @@ pub struct TuneArgs {
     compare: bool,
     #[command(flatten)]
     budget: crate::budget::BudgetCharge,
+    #[command(flatten)]
+    force: crate::limits::Force,
 }
 
 fn input(location: &Path, reason: impl std::fmt::Display) -> Failure {
@@ -324,6 +326,7 @@ pub fn run(a: TuneArgs, json_out: bool) -> Result<Report, Failure> {
     plan.cap = a.cap;
     plan.check()?;
     let (name, data, test) = load_data(&a)?;
+    a.force.check(&plan.resources(&data))?;
     a.budget.charge("tune", &plan.outer()?)?;
     let mut rng = match a.seed {
         Some(s) => SecureRng::seeded(s),

@@ -132,13 +132,15 @@ impl Limits {
     }
 
     /// Refuses `estimate` if a need exceeds these limits, naming its parameter and the
-    /// estimate; with `force`, refuses only memory beyond [`ADDRESSABLE`] (or not a number).
-    pub fn check(&self, estimate: &Estimate, force: bool) -> Result<()> {
+    /// estimate, and ending with `how_to_force` (the front end's override, e.g. "use --force
+    /// to try anyway"); with `force`, refuses only memory beyond [`ADDRESSABLE`] (or not a
+    /// number).
+    pub fn check(&self, estimate: &Estimate, force: bool, how_to_force: &str) -> Result<()> {
         for need in &estimate.needs {
             let refuse = |reason: String| Err(Error::invalid(need.parameter, &need.value, reason));
-            let forcible = "force it to try anyway";
+            let forcible = how_to_force;
             match need.resource {
-                Resource::Memory if !(need.amount <= ADDRESSABLE) => {
+                Resource::Memory if need.amount.is_nan() || need.amount > ADDRESSABLE => {
                     return refuse(format!(
                         "needs about {} of memory, more than a 64-bit process can address",
                         fmt_bytes(need.amount)
@@ -247,34 +249,57 @@ mod tests {
     #[test]
     fn refusals_name_the_parameter_and_the_estimate() {
         let e = Estimate::new().memory("clients", 1_000_000_000, 24e9);
-        let msg = machine().check(&e, false).unwrap_err().to_string();
+        let msg = machine()
+            .check(&e, false, "use --force to try anyway")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             msg,
             "invalid parameter `clients` = 1000000000: needs about 24 GB of memory, and this \
-             machine has 22 GB available; force it to try anyway"
+             machine has 22 GB available; use --force to try anyway"
         );
-        assert!(machine().check(&e, true).is_ok());
+        assert!(machine()
+            .check(&e, true, "use --force to try anyway")
+            .is_ok());
         // Ten hours of work on two threads is five hours of wall-clock time.
         let t = Estimate::new()
             .memory("hidden", 32, 1e6)
             .time("epochs", 100, 36_000.0);
-        let msg = machine().check(&t, false).unwrap_err().to_string();
-        assert!(msg.contains("`epochs` = 100: would take about 5 hours"), "{msg}");
-        assert!(machine().check(&t, true).is_ok());
+        let msg = machine()
+            .check(&t, false, "use --force to try anyway")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("`epochs` = 100: would take about 5 hours"),
+            "{msg}"
+        );
+        assert!(machine()
+            .check(&t, true, "use --force to try anyway")
+            .is_ok());
         // Just inside both limits.
         let ok = Estimate::new().memory("m", 1, 22e9).time("m", 1, 7200.0);
-        assert!(machine().check(&ok, false).is_ok());
+        assert!(machine()
+            .check(&ok, false, "use --force to try anyway")
+            .is_ok());
     }
 
     #[test]
     fn what_no_process_can_address_is_refused_even_when_forced() {
         for bytes in [ADDRESSABLE * 1.01, f64::INFINITY, f64::NAN] {
             let e = Estimate::new().memory("candidates", usize::MAX, bytes);
-            let msg = machine().check(&e, true).unwrap_err().to_string();
-            assert!(msg.contains("more than a 64-bit process can address"), "{msg}");
+            let msg = machine()
+                .check(&e, true, "use --force to try anyway")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                msg.contains("more than a 64-bit process can address"),
+                "{msg}"
+            );
         }
         let e = Estimate::new().memory("candidates", 1, ADDRESSABLE);
-        assert!(machine().check(&e, true).is_ok());
+        assert!(machine()
+            .check(&e, true, "use --force to try anyway")
+            .is_ok());
     }
 
     #[test]

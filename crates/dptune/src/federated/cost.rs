@@ -116,10 +116,20 @@ mod tests {
     #[test]
     fn clients_drive_memory_and_time_of_secure_aggregation() {
         // The paper's setting passes.
-        assert!(MACHINE.check(&config(100).resources(1), false).is_ok());
+        assert!(MACHINE
+            .check(
+                &config(100).resources(1),
+                false,
+                "use --force to try anyway"
+            )
+            .is_ok());
         // 10⁹ clients on a complete graph: 1.2e21 bytes, past any address space.
         let msg = MACHINE
-            .check(&config(1_000_000_000).resources(1), true)
+            .check(
+                &config(1_000_000_000).resources(1),
+                true,
+                "use --force to try anyway",
+            )
             .unwrap_err()
             .to_string();
         assert!(
@@ -128,13 +138,23 @@ mod tests {
         );
         // 10 000 clients: 120 GB on the complete graph; a sparse graph of degree 20 fits.
         let mut c = config(10_000);
-        assert!(MACHINE.check(&c.resources(1), false).is_err());
+        assert!(MACHINE
+            .check(&c.resources(1), false, "use --force to try anyway")
+            .is_err());
         c.sparse = Some((20, 11));
-        assert!(MACHINE.check(&c.resources(1), false).is_ok());
+        assert!(MACHINE
+            .check(&c.resources(1), false, "use --force to try anyway")
+            .is_ok());
         // Endless local training is named by its parameter.
         let mut c = config(100);
         c.local_epochs = 1_000_000;
-        let msg = MACHINE.check(&c.resources(1), false).unwrap_err().to_string();
-        assert!(msg.contains("`local_epochs` = 1000000: would take about"), "{msg}");
+        let msg = MACHINE
+            .check(&c.resources(1), false, "use --force to try anyway")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("`local_epochs` = 1000000: would take about"),
+            "{msg}"
+        );
     }
 }

@@ -116,15 +116,24 @@ mod tests {
         // 80 000 training rows: one 8n² matrix alone is 51 GB.
         let e = cfg.resources(80_000, 20_000);
         assert_eq!(e.needs()[0].resource, Resource::Memory);
-        assert!(e.needs()[0].amount > 4.0 * 51.2e9, "{}", e.needs()[0].amount);
+        assert!(
+            e.needs()[0].amount > 4.0 * 51.2e9,
+            "{}",
+            e.needs()[0].amount
+        );
         let limits = Limits {
             memory: 22e9,
             threads: 2,
             seconds: 3600.0,
         };
-        let msg = limits.check(&e, false).unwrap_err().to_string();
+        let msg = limits
+            .check(&e, false, "use --force to try anyway")
+            .unwrap_err()
+            .to_string();
         assert!(msg.starts_with("invalid parameter `data` = 80000 training rows: needs about"));
         // The bundled demo's size (about 350 training rows) passes.
-        assert!(limits.check(&cfg.resources(354, 88), false).is_ok());
+        assert!(limits
+            .check(&cfg.resources(354, 88), false, "use --force to try anyway")
+            .is_ok());
     }
 }

@@ -7,10 +7,10 @@ use crate::data::Records;
 use crate::error::{Error, Result};
 use crate::noise::{GeometricTrials, GridGaussian, SecureRng};
 use crate::numeric::GridSum;
-use crate::resources::try_filled;
 use crate::privacy::convert::mul_up;
 use crate::privacy::subsampled::dpsgd_discrete_guarantee;
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
+use crate::resources::try_filled;
 use crate::tune::cost::fits;
 use crate::tune::{Config, Learner};
 
