@@ -20,6 +20,12 @@ impl Force {
     /// Refuses (exit 2) a job whose `estimate` exceeds this machine, naming the parameter and
     /// the estimate, unless `--force` is given.
     pub fn check(&self, estimate: &Estimate) -> Result<(), Failure> {
-        Ok(Limits::this_machine().check(estimate, self.force, "use --force to try anyway")?)
+        check(estimate, self.force)
     }
+}
+
+/// [`Force::check`] for a command whose `--force` only applies to one mode (and is declared
+/// with its own `requires`).
+pub fn check(estimate: &Estimate, force: bool) -> Result<(), Failure> {
+    Ok(Limits::this_machine().check(estimate, force, "use --force to try anyway")?)
 }

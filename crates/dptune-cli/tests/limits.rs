@@ -153,3 +153,11 @@ fn gp_refuses_a_hundred_thousand_rows() {
     assert!(e.contains("needs about"), "{e}");
     let _ = std::fs::remove_file(data);
 }
+
+#[test]
+fn force_applies_to_study_only_with_recommend() {
+    let out = dptune(&["study", "--force", "--n", "100"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--recommend"), "{stderr}");
+}
