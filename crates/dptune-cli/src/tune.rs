@@ -123,6 +123,8 @@ pub struct TuneArgs {
     compare: bool,
     #[command(flatten)]
     budget: crate::budget::BudgetCharge,
+    #[command(flatten)]
+    force: crate::limits::Force,
 }
 
 fn input(location: &Path, reason: impl std::fmt::Display) -> Failure {
@@ -332,6 +334,7 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     let progress = Progress::new("dptune tune");
     progress.stage("reading data");
     let (name, data, test) = load_data(&a)?;
+    a.force.check(&plan.resources(&data))?;
     a.budget.charge("tune", &plan.outer()?)?;
     let mut rng = match a.seed {
         Some(s) => SecureRng::seeded(s),

@@ -10,6 +10,7 @@ use crate::numeric::GridSum;
 use crate::privacy::convert::mul_up;
 use crate::privacy::subsampled::dpsgd_discrete_guarantee;
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
+use crate::resources::try_filled;
 use crate::tune::cost::fits;
 use crate::tune::space::Rule;
 use crate::tune::{Config, Learner};
@@ -191,14 +192,14 @@ impl DpSgd {
         }
     }
 
-    fn init(&self, data: &Dataset) -> Model {
+    fn init(&self, data: &Dataset) -> Result<Model> {
         // Clipping bounds each example's influence, so inputs are used as encoded (each
         // coordinate in [0, 1]); no rescaling is needed for privacy.
         let scale = 1.0;
-        match self.architecture {
+        Ok(match self.architecture {
             Architecture::Linear => Model::linear(data.dim(), data.task(), scale),
-            Architecture::Mlp { hidden } => Model::mlp(data.dim(), hidden, data.task(), scale),
-        }
+            Architecture::Mlp { hidden } => Model::mlp(data.dim(), hidden, data.task(), scale)?,
+        })
     }
 
     /// The schedule and guarantee `config` uses under `allowance` (for a model with `params`
@@ -290,7 +291,7 @@ impl DpSgd {
         rng: &mut SecureRng,
         on_epoch: &dyn Fn(u64),
     ) -> Result<Release<Model>> {
-        let mut model = self.init(data);
+        let mut model = self.init(data)?;
         let p = model.params.len();
         let (sched, spent) = self.plan(config, p, allowance)?;
         let h = hyper(config)?;
@@ -302,7 +303,7 @@ impl DpSgd {
         let denom = sched.q * self.records;
         let steps_per_epoch = (1.0 / sched.q).ceil() as u64;
         let mut sum = clipped_sum(&noise, h.clip, p)?;
-        let mut g = vec![0.0; p];
+        let mut g = try_filled(p, 0.0, "parameters", p)?;
         let mut s = Scratch::default();
         for step in 0..sched.steps {
             sum.clear();

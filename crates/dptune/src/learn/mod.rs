@@ -23,6 +23,7 @@ mod metrics;
 mod model;
 mod objpert;
 pub mod pipeline;
+mod resources;
 mod ridge;
 
 pub use dpsgd::{Architecture, DpSgd, Schedule, DPSGD_RULES};
