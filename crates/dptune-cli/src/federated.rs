@@ -97,6 +97,8 @@ struct SimulateArgs {
     seed: u64,
     #[command(flatten)]
     budget: crate::budget::BudgetCharge,
+    #[command(flatten)]
+    force: crate::limits::Force,
     /// Repetitions on the same partition with seeds SEED, SEED+1, ...; the JSON then holds
     /// `runs` and a `summary`.
     #[arg(long, default_value_t = 1)]
@@ -162,6 +164,7 @@ fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
             "invalid value 0 for `repetitions`: must be at least 1",
         ));
     }
+    a.force.check(&cfg.resources(a.repetitions))?;
     a.budget
         .charge("federated simulate", &cfg.cost(a.repetitions)?)?;
     let seeds: Vec<u64> = (0..a.repetitions).map(|i| a.seed.wrapping_add(i)).collect();

@@ -85,6 +85,8 @@ pub struct GpArgs {
     delta: f64,
     #[command(flatten)]
     budget: crate::budget::BudgetCharge,
+    #[command(flatten)]
+    force: crate::limits::Force,
     /// Signal standard deviation σ_f (public; default: range width / 4, or 80 for the demo).
     #[arg(long)]
     signal_sd: Option<f64>,
@@ -348,6 +350,8 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     for (i, g) in plot_grid.iter().enumerate() {
         x_star[(test.len() + i, 0)] = *g;
     }
+    args.force
+        .check(&cfg.resources(x_tr.nrows(), x_star.nrows()))?;
     args.budget.charge("gp", &cfg.cost(x_tr.nrows())?)?;
     let release = private_gp(&x_tr, &y_tr, data.range, &x_star, &cfg, &mut rng)?;
     let sel = &release.value.selection;

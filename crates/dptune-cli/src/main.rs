@@ -12,6 +12,7 @@ mod account;
 mod budget;
 mod federated;
 mod gp;
+mod limits;
 mod output;
 mod plot_file;
 mod profile_plot;

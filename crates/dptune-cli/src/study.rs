@@ -77,6 +77,10 @@ pub struct StudyArgs {
     /// Total budget (for --recommend).
     #[arg(long)]
     epsilon: Option<f64>,
+    /// Run --recommend even if its estimated memory or time exceeds what this machine has
+    /// (never past what a 64-bit process can address).
+    #[arg(long, requires = "recommend")]
+    force: bool,
 }
 
 fn load(args: &StudyArgs, path: &PathBuf, goal: Goal) -> Result<ScoreTable, Failure> {
@@ -151,6 +155,7 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
             .epsilon
             .ok_or_else(|| Failure::input("--recommend needs the total budget --epsilon E"))?;
         let reps = args.repetitions.min(400);
+        crate::limits::check(&recommend::resources(m, reps, args.mean_runs), args.force)?;
         let r = recommend(m, eps, &model, args.mean_runs, reps, args.seed)?;
         let mut human = format!("recommendation: {}\n{}\n\n", r.method, r.reason);
         human.push_str("method              expected regret (fraction of range)   runs needed\n");

@@ -123,6 +123,8 @@ pub struct TuneArgs {
     compare: bool,
     #[command(flatten)]
     budget: crate::budget::BudgetCharge,
+    #[command(flatten)]
+    force: crate::limits::Force,
 }
 
 fn input(location: &Path, reason: impl std::fmt::Display) -> Failure {
@@ -300,8 +302,7 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     let space = match &a.space {
         Some(p) => {
             let s = parse_space(p)?;
-            let (known, required) = learner.keys();
-            dptune::learn::check_space(&s, known, required).map_err(|e| input(p, e))?;
+            s.check(learner.rules()).map_err(|e| input(p, e))?;
             s
         }
         None => learner.default_space(),
@@ -323,11 +324,17 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     };
     plan.cap = a.cap;
     plan.check()?;
+    if a.compare && a.data.is_some() && a.test.is_none() {
+        return Err(Failure::input(
+            "--compare needs a public test split (--test)",
+        ));
+    }
     // Progress on stderr: public stages only (crate::progress), never a number computed from
     // the data, the number of runs or a run time.
     let progress = Progress::new("dptune tune");
     progress.stage("reading data");
     let (name, data, test) = load_data(&a)?;
+    a.force.check(&plan.resources(&data))?;
     a.budget.charge("tune", &plan.outer()?)?;
     let mut rng = match a.seed {
         Some(s) => SecureRng::seeded(s),

@@ -2,6 +2,7 @@
 //!
 //! The crate is layered (DESIGN.md, "The house"); each module imports only from those above it:
 //!
+//! * [`resources`]: memory and time a job needs, checked against this machine before it runs.
 //! * [`numeric`]: floating-point error bounds and exact grid sums for private quantities.
 //! * [`noise`]: where randomness comes from ([`noise::SecureRng`]) and exact samplers.
 //! * [`privacy`]: what a guarantee is and what it costs ([`privacy::Guarantee`], conversions,
@@ -31,6 +32,7 @@ pub mod noise;
 pub mod numeric;
 pub mod privacy;
 pub mod release_schema;
+pub mod resources;
 pub mod select;
 pub mod study;
 pub mod tune;

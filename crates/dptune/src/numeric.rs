@@ -23,6 +23,7 @@
 //! model say so.
 
 use crate::error::{check_positive, Error, Result};
+use crate::resources::try_filled;
 
 /// The unit roundoff u = 2⁻⁵³ of binary64 round-to-nearest.
 pub const UNIT_ROUNDOFF: f64 = 1.1102230246251565e-16;
@@ -187,8 +188,8 @@ impl GridSum {
             shift,
             sq_slack: 2.0 * gamma(dim + 1),
             limit: steps as i64,
-            units: vec![0; dim],
-            term: vec![0; dim],
+            units: try_filled(dim, 0, "dim", dim)?,
+            term: try_filled(dim, 0, "dim", dim)?,
         })
     }
 

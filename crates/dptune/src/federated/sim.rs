@@ -422,8 +422,9 @@ impl SimConfig {
         let mut all: Vec<usize> = (0..table.rows()).collect();
         shuffle(&mut all, &mut rng);
         all.truncate(self.rows_limit.unwrap_or(usize::MAX));
-        let parts = partition(&table, &all, self.clients, self.partition, &mut rng)?;
-        if parts.iter().any(|p| p.len() < 2) {
+        // Checked before the partition allocates a list per client (public: the bundled
+        // table's size and the row limit).
+        if all.len() < self.clients.saturating_mul(2) {
             return Err(Error::invalid(
                 "clients",
                 self.clients,
@@ -433,6 +434,7 @@ impl SimConfig {
                 ),
             ));
         }
+        let parts = partition(&table, &all, self.clients, self.partition, &mut rng)?;
         // Local 80/20 split of every client (the artifact's train_test_split(test_size=0.2)).
         let splits: Vec<(Vec<usize>, Vec<usize>)> = parts
             .into_iter()

@@ -11,21 +11,42 @@ use nalgebra::{DMatrix, DVector};
 use crate::error::{Error, Result};
 use crate::numeric::{abs_sum_up, gamma, norm_up, MIN_SUBNORMAL};
 use crate::privacy::convert::{add_up, mul_up};
+use crate::resources::try_filled;
 
 /// Below this size the recursion stops and nalgebra's unblocked Cholesky takes over.
 const BASE: usize = 96;
 
 /// Squared Euclidean distances between the rows of `a` (n×p) and the rows of `b` (m×p).
 pub(crate) fn sq_dists(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(a.nrows(), b.nrows());
+    fill_sq_dists(a, b, &mut out);
+    out
+}
+
+/// [`sq_dists`] in memory the system grants, or an error naming `data`: the first n × n matrix
+/// of a large training set must be a refusal, not an abort.
+pub(crate) fn try_sq_dists(a: &DMatrix<f64>, b: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     let (n, m) = (a.nrows(), b.nrows());
-    DMatrix::from_fn(n, m, |i, j| {
-        let mut s = 0.0;
-        for k in 0..a.ncols() {
-            let d = a[(i, k)] - b[(j, k)];
-            s += d * d;
+    let shown = || format!("{n} x {m} distances");
+    let len = n
+        .checked_mul(m)
+        .ok_or_else(|| Error::invalid("data", shown(), "the distance matrix overflows"))?;
+    let mut out = DMatrix::from_vec(n, m, try_filled(len, 0.0, "data", shown())?);
+    fill_sq_dists(a, b, &mut out);
+    Ok(out)
+}
+
+fn fill_sq_dists(a: &DMatrix<f64>, b: &DMatrix<f64>, out: &mut DMatrix<f64>) {
+    for j in 0..b.nrows() {
+        for i in 0..a.nrows() {
+            let mut s = 0.0;
+            for k in 0..a.ncols() {
+                let d = a[(i, k)] - b[(j, k)];
+                s += d * d;
+            }
+            out[(i, j)] = s;
         }
-        s
-    })
+    }
 }
 
 /// The RBF kernel matrix σ_f²·exp(−‖a_i − b_j‖²/(2ℓ²)) between the rows of `a` and `b`.

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::cloaking::{cloaked_predictions, mvee_weights, DpPredictions, MveeConfig};
-use super::linalg::{bounded_matvec, chol_inv, spd_inverse, sq_dists};
+use super::linalg::{bounded_matvec, chol_inv, spd_inverse, try_sq_dists};
 use super::regression::{check_inputs, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
@@ -433,7 +433,7 @@ pub fn nonprivate_scores(
         ..cfg.mvee
     };
     // The squared distances are the same for every lengthscale: computed once.
-    let d2 = sq_dists(x, x);
+    let d2 = try_sq_dists(x, x)?;
     let results: Vec<Result<(f64, CandidateInfo)>> = cfg
         .grid
         .par_iter()

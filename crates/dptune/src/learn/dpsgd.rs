@@ -5,16 +5,18 @@ use serde::Serialize;
 use crate::data::Dataset;
 use crate::data::Records;
 use crate::error::{Error, Result};
-use crate::noise::{GeometricTrials, GridGaussian, SecureRng};
+use crate::noise::{GeometricGap, GridGaussian, SecureRng};
 use crate::numeric::GridSum;
 use crate::privacy::convert::mul_up;
 use crate::privacy::subsampled::dpsgd_discrete_guarantee;
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
+use crate::resources::try_filled;
 use crate::tune::cost::fits;
+use crate::tune::space::Rule;
 use crate::tune::{Config, Learner};
 
+use super::check_names;
 use super::model::{Model, Scratch};
-use super::{check_keys, get_f64, get_i64};
 
 /// The network trained by [`DpSgd`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,13 +31,27 @@ pub enum Architecture {
     },
 }
 
-/// The hyperparameter names [`DpSgd`] reads.
-pub const DPSGD_KEYS: [&str; 5] = [
-    "learning_rate",
-    "clip_norm",
-    "epochs",
-    "batch_size",
-    "noise_multiplier",
+/// The largest clip norm C accepted. With z <= [`MAX_Z`] the noise's σ = z·C stays far inside
+/// what the grid Gaussian and the exact sum accept; a clip above the largest per-example
+/// gradient norm only adds noise, and gradients of a model that has not diverged are far
+/// below 10^12 on features in [0, 1].
+const MAX_CLIP: f64 = 1e12;
+
+/// The smallest clip norm accepted (so that σ = z·C >= 10^-15 stays a normal grid).
+const MIN_CLIP: f64 = 1e-12;
+
+/// The smallest noise multiplier a configuration may fix (the calibration itself searches
+/// from 0.05; below 10^-3 no allowance worth having fits).
+const MIN_Z: f64 = 1e-3;
+
+/// The hyperparameters [`DpSgd`] reads and the values each accepts (the one rule used both
+/// for search spaces before data are read and for each configuration at run time).
+pub const DPSGD_RULES: [Rule; 5] = [
+    Rule::positive("learning_rate", f64::MAX),
+    Rule::between("clip_norm", MIN_CLIP, MAX_CLIP),
+    Rule::integer_in("epochs", 1, 10_000),
+    Rule::integer_in("batch_size", 1, i64::MAX),
+    Rule::between("noise_multiplier", MIN_Z, MAX_Z).optional(),
 ];
 
 /// The largest noise multiplier the calibration tries.
@@ -50,9 +66,10 @@ const MAX_Z: f64 = 1.0e4;
 /// `fit`). From it and the hyperparameters come q = min(1, batch_size/records), T = ⌈epochs/q⌉
 /// and the normaliser q·records (the expected batch size); the noise multiplier z is then fixed
 /// by the configuration and the allowance alone. Each of the T steps includes every record that
-/// is actually present independently with probability q (an exact Bernoulli per record,
-/// [`GeometricTrials::stops`]), clips each per-example gradient to L2 norm C (`clip_norm`),
-/// sums, adds Gaussian noise of standard deviation z·C per coordinate and steps by
+/// is actually present independently with probability q (exactly: the batch is walked by
+/// exact geometric gaps, [`GeometricGap::included`], so a step costs time proportional to its
+/// batch, not to the number of records), clips each per-example gradient to L2 norm C
+/// (`clip_norm`), sums, adds Gaussian noise of standard deviation z·C per coordinate and steps by
 /// −lr·(noisy sum)/(q·records). This is exactly the mechanism of MTZ19's theorem (Poisson
 /// sampling at a fixed rate q over whatever dataset is given, a fixed σ, a fixed number of
 /// steps; the division by a public constant is post-processing), so neighbouring datasets run
@@ -82,8 +99,7 @@ const MAX_Z: f64 = 1.0e4;
 /// configuration, `records` and the allowance only.
 ///
 /// Preconditions: `records` finite and > 0 (checked, error names `records`; an expected size
-/// below 1 is fine); hyperparameters in
-/// range (lr, C > 0; epochs, batch_size ≥ 1).
+/// below 1 is fine); hyperparameters as [`DPSGD_RULES`] says (checked).
 #[derive(Debug, Clone, Copy)]
 pub struct DpSgd {
     /// The network.
@@ -114,36 +130,15 @@ struct Hyper {
 }
 
 fn hyper(config: &Config) -> Result<Hyper> {
-    check_keys(config, &DPSGD_KEYS)?;
-    let h = Hyper {
-        lr: get_f64(config, "learning_rate")?,
-        clip: get_f64(config, "clip_norm")?,
-        epochs: get_i64(config, "epochs")?,
-        batch: get_i64(config, "batch_size")?,
-        z: match config.get("noise_multiplier") {
-            Some(v) => Some(v.as_f64("noise_multiplier")?),
-            None => None,
-        },
-    };
-    let pos = |name: &'static str, v: f64| {
-        if v.is_finite() && v > 0.0 {
-            Ok(())
-        } else {
-            Err(Error::invalid(name, v, "must be finite and > 0"))
-        }
-    };
-    pos("learning_rate", h.lr)?;
-    pos("clip_norm", h.clip)?;
-    if let Some(z) = h.z {
-        pos("noise_multiplier", z)?;
-    }
-    if h.epochs < 1 || h.epochs > 10_000 {
-        return Err(Error::invalid("epochs", h.epochs, "must lie in [1, 10000]"));
-    }
-    if h.batch < 1 {
-        return Err(Error::invalid("batch_size", h.batch, "must be >= 1"));
-    }
-    Ok(h)
+    check_names(config, &DPSGD_RULES)?;
+    let [lr, clip, epochs, batch, z] = &DPSGD_RULES;
+    Ok(Hyper {
+        lr: lr.real(config)?,
+        clip: clip.real(config)?,
+        epochs: epochs.integer(config)?,
+        batch: batch.integer(config)?,
+        z: z.real_opt(config)?,
+    })
 }
 
 /// The grid mechanism for multiplier `z`, clip `c`, `dim` coordinates, and its effective z.
@@ -197,14 +192,14 @@ impl DpSgd {
         }
     }
 
-    fn init(&self, data: &Dataset) -> Model {
+    fn init(&self, data: &Dataset) -> Result<Model> {
         // Clipping bounds each example's influence, so inputs are used as encoded (each
         // coordinate in [0, 1]); no rescaling is needed for privacy.
         let scale = 1.0;
-        match self.architecture {
+        Ok(match self.architecture {
             Architecture::Linear => Model::linear(data.dim(), data.task(), scale),
-            Architecture::Mlp { hidden } => Model::mlp(data.dim(), hidden, data.task(), scale),
-        }
+            Architecture::Mlp { hidden } => Model::mlp(data.dim(), hidden, data.task(), scale)?,
+        })
     }
 
     /// The schedule and guarantee `config` uses under `allowance` (for a model with `params`
@@ -296,30 +291,29 @@ impl DpSgd {
         rng: &mut SecureRng,
         on_epoch: &dyn Fn(u64),
     ) -> Result<Release<Model>> {
-        let mut model = self.init(data);
+        let mut model = self.init(data)?;
         let p = model.params.len();
         let (sched, spent) = self.plan(config, p, allowance)?;
         let h = hyper(config)?;
         let (noise, _) = mechanism(sched.z_request, h.clip, p)?;
         let sampler = (sched.q < 1.0)
-            .then(|| GeometricTrials::from_success_prob(sched.q))
+            .then(|| GeometricGap::new(sched.q))
             .transpose()?;
         // The expected batch size: public, unlike the number of records sampled or present.
         let denom = sched.q * self.records;
         let steps_per_epoch = (1.0 / sched.q).ceil() as u64;
         let mut sum = clipped_sum(&noise, h.clip, p)?;
-        let mut g = vec![0.0; p];
+        let mut g = try_filled(p, 0.0, "parameters", p)?;
         let mut s = Scratch::default();
         for step in 0..sched.steps {
             sum.clear();
-            for i in 0..data.len() {
-                if let Some(t) = &sampler {
-                    if !t.stops(rng) {
-                        continue;
-                    }
-                }
+            let mut add = |i: usize| -> Result<()> {
                 model.gradient(data.row(i), data.labels()[i], &mut g, &mut s);
-                sum.add(&g)?;
+                sum.add(&g)
+            };
+            match &sampler {
+                Some(gaps) => gaps.included(data.len(), rng).try_for_each(&mut add)?,
+                None => (0..data.len()).try_for_each(&mut add)?,
             }
             let noisy = sum.release(|| noise.grid_noise().sample(rng));
             let step_size = h.lr / denom;

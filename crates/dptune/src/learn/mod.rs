@@ -23,69 +23,38 @@ mod metrics;
 mod model;
 mod objpert;
 pub mod pipeline;
+mod resources;
 mod ridge;
 
-pub use dpsgd::{Architecture, DpSgd, Schedule, DPSGD_KEYS};
+pub use dpsgd::{Architecture, DpSgd, Schedule, DPSGD_RULES};
 pub use metrics::{ExactAccuracy, ExactNegRmse, NoisyAccuracy, NoisyClippedLoss};
 pub use model::{Link, Model, Scratch};
-pub use objpert::{ObjectivePerturbation, OutputPerturbation, NEWTON_STEPS, OBJPERT_KEYS};
-pub use ridge::{RidgeSsp, RIDGE_KEYS};
+pub use objpert::{ObjectivePerturbation, OutputPerturbation, NEWTON_STEPS, OBJPERT_RULES};
+pub use ridge::{RidgeSsp, RIDGE_RULES};
 
 use crate::error::{Error, Result};
 use crate::privacy::Guarantee;
 use crate::tune::cost::fits;
-use crate::tune::{Config, SearchSpace};
+use crate::tune::space::Rule;
+use crate::tune::Config;
 
-/// Refuses a configuration with a hyperparameter the learner does not read.
-pub(crate) fn check_keys(config: &Config, known: &[&str]) -> Result<()> {
-    match config.keys().find(|k| !known.contains(&k.as_str())) {
+/// Refuses a configuration with a hyperparameter the learner has no rule for (the values are
+/// checked as they are read, by their rules).
+pub(crate) fn check_names(config: &Config, rules: &[Rule]) -> Result<()> {
+    match config
+        .keys()
+        .find(|k| !rules.iter().any(|r| r.name == k.as_str()))
+    {
         Some(k) => Err(Error::invalid(
             "hyperparameter",
             k,
-            format!("unknown name; this learner reads {}", known.join(", ")),
+            format!(
+                "unknown name; this learner reads {}",
+                rules.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+            ),
         )),
         None => Ok(()),
     }
-}
-
-/// Checks a search space against a learner's hyperparameter names (`known`) and the ones it
-/// requires (`required`), before any run: the error names the offending hyperparameter.
-pub fn check_space(space: &SearchSpace, known: &[&str], required: &[&str]) -> Result<()> {
-    for name in space.names() {
-        if !known.contains(&name) {
-            return Err(Error::invalid(
-                "hyperparameter",
-                name,
-                format!("unknown name; this learner reads {}", known.join(", ")),
-            ));
-        }
-    }
-    for r in required {
-        if !space.names().any(|n| n == *r) {
-            return Err(Error::invalid(
-                "hyperparameter",
-                r,
-                "missing from the search space",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A real hyperparameter, or an error naming it.
-pub(crate) fn get_f64(config: &Config, name: &'static str) -> Result<f64> {
-    config
-        .get(name)
-        .ok_or_else(|| Error::invalid(name, "(missing)", "required hyperparameter"))?
-        .as_f64(name)
-}
-
-/// An integer hyperparameter, or an error naming it.
-pub(crate) fn get_i64(config: &Config, name: &'static str) -> Result<i64> {
-    config
-        .get(name)
-        .ok_or_else(|| Error::invalid(name, "(missing)", "required hyperparameter"))?
-        .as_i64(name)
 }
 
 /// The largest `t` in `[low, high]` (bisection to a relative 1e-6, rounded toward `low`) such

@@ -4,6 +4,8 @@ use serde::Serialize;
 
 use crate::data::Records;
 use crate::data::{Dataset, Task};
+use crate::error::{Error, Result};
+use crate::resources::try_filled;
 
 /// How a model's outputs are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,11 +66,21 @@ impl Model {
 
     /// A one-hidden-layer tanh network with a deterministic, data-independent initialisation
     /// (scaled pseudo-random weights from a fixed integer hash: initial weights are public).
-    pub fn mlp(dim: usize, hidden: usize, task: &Task, input_scale: f64) -> Self {
+    /// Refuses, naming `hidden`, a parameter count that overflows or memory the system does not
+    /// grant (rather than aborting).
+    pub fn mlp(dim: usize, hidden: usize, task: &Task, input_scale: f64) -> Result<Self> {
         let (outputs, link, target) = Self::head(task);
+        let n1 = dim.checked_add(1).and_then(|d| hidden.checked_mul(d));
+        let n2 = hidden.checked_add(1).and_then(|h| outputs.checked_mul(h));
+        let Some(len) = n1.zip(n2).and_then(|(a, b)| a.checked_add(b)) else {
+            return Err(Error::invalid(
+                "hidden",
+                hidden,
+                "the model's parameter count overflows",
+            ));
+        };
         let n1 = hidden * (dim + 1);
-        let n2 = outputs * (hidden + 1);
-        let mut params = Vec::with_capacity(n1 + n2);
+        let mut params = try_filled(len, 0.0, "hidden", hidden)?;
         let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut next = || {
             // splitmix64: a public, fixed sequence (not privacy noise).
@@ -80,9 +92,10 @@ impl Model {
         };
         let s1 = (3.0 / (dim + 1) as f64).sqrt();
         let s2 = (3.0 / (hidden + 1) as f64).sqrt();
-        params.extend((0..n1).map(|_| next() * s1));
-        params.extend((0..n2).map(|_| next() * s2));
-        Self {
+        for (i, w) in params.iter_mut().enumerate() {
+            *w = next() * if i < n1 { s1 } else { s2 };
+        }
+        Ok(Self {
             dim,
             hidden,
             outputs,
@@ -90,7 +103,7 @@ impl Model {
             input_scale,
             target,
             params,
-        }
+        })
     }
 
     fn head(task: &Task) -> (usize, Link, Option<(f64, f64)>) {

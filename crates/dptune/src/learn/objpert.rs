@@ -5,18 +5,20 @@
 //! the name [`ObjectivePerturbation`] now run this mechanism.)
 
 use crate::data::{Dataset, Records};
-use crate::error::{check_positive, Error, Result};
+use crate::error::{Error, Result};
 use crate::noise::{GridGaussian, GridLaplace, SecureRng};
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
 use crate::tune::cost::fits;
+use crate::tune::space::Rule;
 use crate::tune::{Config, Learner};
 
 use super::certified::Problem;
 use super::model::Model;
-use super::{check_keys, get_f64, largest_fitting};
+use super::{check_names, largest_fitting};
 
-/// The hyperparameter names [`OutputPerturbation`] reads.
-pub const OBJPERT_KEYS: [&str; 1] = ["regularization"];
+/// The hyperparameter [`OutputPerturbation`] reads and the values it accepts (λ > 0; one rule for
+/// search spaces before data are read and for each configuration at run time).
+pub const OBJPERT_RULES: [Rule; 1] = [Rule::positive("regularization", f64::MAX)];
 
 /// Newton steps before the solver's certificate (a public constant; see
 /// [`OutputPerturbation`]).
@@ -196,8 +198,8 @@ impl Learner for OutputPerturbation {
         allowance: &Guarantee,
         rng: &mut SecureRng,
     ) -> Result<Release<Model>> {
-        check_keys(config, &OBJPERT_KEYS)?;
-        let lambda = check_positive("regularization", get_f64(config, "regularization")?)?;
+        check_names(config, &OBJPERT_RULES)?;
+        let lambda = OBJPERT_RULES[0].real(config)?;
         if data.task().classes() != 2 {
             return Err(Error::invalid(
                 "learner",

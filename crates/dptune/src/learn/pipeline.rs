@@ -25,9 +25,10 @@ use crate::tune::{
 };
 
 use super::{
-    check_space, DpSgd, ExactAccuracy, ExactNegRmse, Model, NoisyAccuracy, NoisyClippedLoss,
-    ObjectivePerturbation, RidgeSsp, DPSGD_KEYS, OBJPERT_KEYS, RIDGE_KEYS,
+    DpSgd, ExactAccuracy, ExactNegRmse, Model, NoisyAccuracy, NoisyClippedLoss,
+    ObjectivePerturbation, RidgeSsp, DPSGD_RULES, OBJPERT_RULES, RIDGE_RULES,
 };
+use crate::tune::space::Rule;
 
 /// Which learner to tune.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,14 +48,13 @@ pub enum LearnerKind {
 }
 
 impl LearnerKind {
-    /// The hyperparameters it reads, and those it requires.
-    pub fn keys(&self) -> (&'static [&'static str], &'static [&'static str]) {
+    /// The hyperparameters it reads and the values each accepts (checked against a search
+    /// space by [`SearchSpace::check`] before any data is read).
+    pub fn rules(&self) -> &'static [Rule] {
         match self {
-            LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. } => {
-                (&DPSGD_KEYS, &DPSGD_KEYS[..4])
-            }
-            LearnerKind::ObjectivePerturbation => (&OBJPERT_KEYS, &OBJPERT_KEYS),
-            LearnerKind::Ridge => (&RIDGE_KEYS, &RIDGE_KEYS),
+            LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. } => &DPSGD_RULES,
+            LearnerKind::ObjectivePerturbation => &OBJPERT_RULES,
+            LearnerKind::Ridge => &RIDGE_RULES,
         }
     }
 
@@ -465,12 +465,13 @@ impl Plan {
     }
 
     /// Checks everything that can be checked without data: the allowance, the count's share,
-    /// the cap, the search space's names. A plan that passes is refused later only for reasons
-    /// that depend on public inputs and the charged count.
+    /// the cap, the method (a finite threshold), and every value the search space can produce
+    /// against the learner's rules. A plan that passes is refused later only for reasons that
+    /// depend on public inputs and the charged count.
     pub fn check(&self) -> Result<()> {
         self.budget()?;
-        let (known, required) = self.learner.keys();
-        check_space(&self.space, known, required)
+        self.method.check()?;
+        self.space.check(self.learner.rules())
     }
 }
 
@@ -793,8 +794,7 @@ pub fn tpe_baseline(
     progress: Option<&dyn Fn(crate::tune::tpe::TpeProgress)>,
     rng: &mut SecureRng,
 ) -> Result<NonPrivate<crate::tune::tpe::TpeResult>> {
-    let (known, required) = learner.keys();
-    check_space(space, known, required)?;
+    space.check(learner.rules())?;
     let fit = |c: &Config, d: &Dataset, r: &mut SecureRng| -> Result<Model> {
         Ok(match learner {
             kind @ (LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. }) => {

@@ -4,18 +4,20 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::data::Records;
 use crate::data::{Dataset, Task};
-use crate::error::{check_positive, Error, Result};
+use crate::error::{Error, Result};
 use crate::noise::{GridGaussian, SecureRng};
 use crate::numeric::GridSum;
 use crate::privacy::{Bound, Guarantee, Release};
 use crate::tune::cost::fits;
+use crate::tune::space::Rule;
 use crate::tune::{Config, Learner};
 
 use super::model::Model;
-use super::{check_keys, get_f64, largest_fitting};
+use super::{check_names, largest_fitting};
 
-/// The hyperparameter names [`RidgeSsp`] reads.
-pub const RIDGE_KEYS: [&str; 1] = ["regularization"];
+/// The hyperparameter [`RidgeSsp`] reads and the values it accepts (λ > 0; one rule for search
+/// spaces before data are read and for each configuration at run time).
+pub const RIDGE_RULES: [Rule; 1] = [Rule::positive("regularization", f64::MAX)];
 
 /// Ridge regression by **sufficient-statistics perturbation** (Vu & Slavkovic 2009; Wang,
 /// "Revisiting differentially private linear regression", NeurIPS 2018, arXiv 1803.02596,
@@ -53,8 +55,8 @@ impl Learner for RidgeSsp {
         allowance: &Guarantee,
         rng: &mut SecureRng,
     ) -> Result<Release<Model>> {
-        check_keys(config, &RIDGE_KEYS)?;
-        let lambda = check_positive("regularization", get_f64(config, "regularization")?)?;
+        check_names(config, &RIDGE_RULES)?;
+        let lambda = RIDGE_RULES[0].real(config)?;
         let Task::Regression { low, high } = *data.task() else {
             return Err(Error::invalid(
                 "learner",

@@ -5,11 +5,13 @@
 //! Gaussian, Gumbel or exponential sampler anywhere in dptune's private paths.
 //!
 //! Samplers (each a plain struct with a validating constructor and `sample(&self, rng)`):
-//! [`Geometric`] (by rate), [`GeometricTrials`] (by stop probability), [`DiscreteLaplace`],
+//! [`Geometric`] (by rate), [`GeometricTrials`] (by stop probability), [`GeometricGap`] (the
+//! gaps of a Poisson sample, in O(log 1/q) per gap), [`DiscreteLaplace`],
 //! [`DiscreteGaussian`], [`Poisson`], [`TruncatedNegativeBinomial`] (with its logarithmic
 //! case), and the secure continuous [`GridLaplace`] and [`GridGaussian`] on a power-of-two grid.
 
 mod bernoulli;
+mod gap;
 mod gaussian;
 mod geometric;
 mod grid;
@@ -24,6 +26,7 @@ mod wide;
 pub use bernoulli::{
     below_big, bernoulli_exp, bernoulli_exp_u64, bernoulli_rational, exact_rational,
 };
+pub use gap::{GeometricGap, Included};
 pub use gaussian::DiscreteGaussian;
 pub use geometric::{Geometric, GeometricTrials};
 pub use grid::{GridGaussian, GridLaplace};

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use super::{run_study, ScoreModel, ScoreTable, StudyMethod, StudyOptions};
 use crate::error::{check_positive, Error, Result};
+use crate::resources::Estimate;
 use crate::select::Goal;
 
 /// One method's expected regret under the model.
@@ -47,6 +48,31 @@ pub struct Recommendation {
 /// The most candidates [`recommend`] models: its model table holds one score per candidate, and
 /// 10^7 candidates already take minutes and a gigabyte; far more failed to allocate (abort).
 pub const MAX_CANDIDATES: usize = 1_000_000;
+
+/// Bytes per modelled candidate (the table's scores, the exact methods' probabilities and
+/// sorted copies): 125–150 measured at 10⁵ and 10⁶ candidates.
+const CANDIDATE_BYTES: f64 = 120.0;
+
+/// Core-seconds per candidate of the exact methods (5.5e-6 measured at 10⁶), and per sampled
+/// run of the random-search tuners; optimistic.
+const CANDIDATE_SECONDS: f64 = 4e-6;
+const RUN_SECONDS: f64 = 2e-8;
+
+/// Peak memory (driven by `candidates`) and CPU time of [`recommend`] with these arguments
+/// (driven by `candidates`, or by `repetitions` × `mean_runs` sampled runs, whichever is
+/// larger). Public settings only. A count past [`MAX_CANDIDATES`] is refused by [`recommend`]
+/// itself; this estimate states what it would have needed.
+pub fn resources(candidates: usize, repetitions: usize, mean_runs: f64) -> Estimate {
+    let m = candidates as f64;
+    let exact = CANDIDATE_SECONDS * m;
+    let sampled = RUN_SECONDS * repetitions as f64 * mean_runs;
+    let estimate = Estimate::new().memory("candidates", candidates, CANDIDATE_BYTES * m);
+    if exact >= sampled {
+        estimate.time("candidates", candidates, exact + sampled)
+    } else {
+        estimate.time("repetitions", repetitions, exact + sampled)
+    }
+}
 
 /// Names the method with the lowest expected regret for `candidates` configurations at total
 /// budget `epsilon` (pure DP) under `model`, with E[K] = `mean_runs` for the random-search

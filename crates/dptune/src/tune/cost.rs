@@ -35,6 +35,22 @@ pub enum Method {
     },
 }
 
+impl Method {
+    /// Checks what the cost does not: the threshold must be a finite number (a NaN threshold is
+    /// never reached and an infinite one never or always, so the run would spend its budget on
+    /// a foregone ⊥ or first candidate). Called before anything runs.
+    pub fn check(&self) -> Result<()> {
+        match *self {
+            Method::Threshold { threshold, .. } if !threshold.is_finite() => Err(Error::invalid(
+                "threshold",
+                threshold,
+                "must be a finite number",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The tight RDP curve implied by a per-run allowance, for the repeat theorems.
 fn base_curve(per_run: &Guarantee) -> Result<RdpCurve> {
     per_run.rdp_curve().ok_or_else(|| Error::Conversion {

@@ -133,7 +133,11 @@ impl Domain {
             Domain::Choice { values } => {
                 values[rng.below_u64(values.len() as u64) as usize].clone()
             }
-            Domain::Uniform { low, high } => Value::Float(low + (high - low) * rng.unit_f64()),
+            // Clamped: the rounded sum can overshoot `high` by an ulp, and a learner's rule is
+            // checked at the ends only (see `Rule::check_domain`).
+            Domain::Uniform { low, high } => {
+                Value::Float((low + (high - low) * rng.unit_f64()).clamp(*low, *high))
+            }
             Domain::LogUniform { low, high } => {
                 let (a, b) = (low.ln(), high.ln());
                 Value::Float((a + (b - a) * rng.unit_f64()).exp().clamp(*low, *high))
@@ -156,6 +160,205 @@ impl Domain {
             }
             _ => None,
         }
+    }
+}
+
+/// The values one hyperparameter of a learner accepts: its type and its interval. A learner
+/// declares one rule per hyperparameter next to its code and reads every configuration through
+/// it ([`Rule::real`], [`Rule::integer`]); [`SearchSpace::check`] applies the same rules to every
+/// value a search space can produce, before any data is read. So a value refused inside a run
+/// (where the budget would already be spent) is refused up front instead, by the same check.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// The hyperparameter's name.
+    pub name: &'static str,
+    /// Its type and interval.
+    pub range: Range,
+    /// Whether every configuration must give it.
+    pub required: bool,
+}
+
+/// The type and interval of a [`Rule`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    /// A finite real number x with `low` < x <= `high` (`open_low`) or `low` <= x <= `high`;
+    /// integers are accepted as reals.
+    Real {
+        /// Lower end.
+        low: f64,
+        /// Whether the lower end itself is excluded.
+        open_low: bool,
+        /// Upper end (included).
+        high: f64,
+    },
+    /// An integer in [`low`, `high`] (a float, even 256.0, is refused).
+    Integer {
+        /// Lower end (inclusive).
+        low: i64,
+        /// Upper end (inclusive).
+        high: i64,
+    },
+}
+
+impl Rule {
+    /// A required finite real number in (0, `high`].
+    pub const fn positive(name: &'static str, high: f64) -> Self {
+        Self {
+            name,
+            range: Range::Real {
+                low: 0.0,
+                open_low: true,
+                high,
+            },
+            required: true,
+        }
+    }
+
+    /// A required finite real number in [`low`, `high`].
+    pub const fn between(name: &'static str, low: f64, high: f64) -> Self {
+        Self {
+            name,
+            range: Range::Real {
+                low,
+                open_low: false,
+                high,
+            },
+            required: true,
+        }
+    }
+
+    /// A required integer in [`low`, `high`].
+    pub const fn integer_in(name: &'static str, low: i64, high: i64) -> Self {
+        Self {
+            name,
+            range: Range::Integer { low, high },
+            required: true,
+        }
+    }
+
+    /// The same rule for a hyperparameter a configuration may leave out.
+    pub const fn optional(self) -> Self {
+        Self {
+            required: false,
+            ..self
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.range {
+            Range::Real {
+                low,
+                open_low,
+                high,
+            } => {
+                let op = if open_low { ">" } else { ">=" };
+                if high == f64::MAX {
+                    format!("must be a finite number {op} {}", compact(low))
+                } else {
+                    format!(
+                        "must be a number {op} {} and <= {}",
+                        compact(low),
+                        compact(high)
+                    )
+                }
+            }
+            Range::Integer { low, high } if high == i64::MAX => {
+                format!("must be an integer >= {low}")
+            }
+            Range::Integer { low, high } => format!("must be an integer in [{low}, {high}]"),
+        }
+    }
+
+    /// Checks one value; the error names the hyperparameter and the value.
+    pub fn check(&self, value: &Value) -> Result<()> {
+        let ok = match (self.range, value) {
+            (
+                Range::Real {
+                    low,
+                    open_low,
+                    high,
+                },
+                Value::Float(_) | Value::Int(_),
+            ) => {
+                let x = value.as_f64(self.name)?;
+                x.is_finite() && (x > low || (!open_low && x == low)) && x <= high
+            }
+            (Range::Integer { low, high }, Value::Int(i)) => (low..=high).contains(i),
+            _ => false,
+        };
+        match value {
+            _ if ok => Ok(()),
+            Value::Float(x) => Err(Error::invalid(self.name, compact(*x), self.describe())),
+            _ => Err(Error::invalid(self.name, value, self.describe())),
+        }
+    }
+
+    /// Checks every value `domain` can produce: each listed value; for a range both ends (the
+    /// rule is an interval and the samplers stay within the ends) and its type (a continuous
+    /// range for an integer hyperparameter is refused).
+    pub fn check_domain(&self, domain: &Domain) -> Result<()> {
+        match domain {
+            Domain::Choice { values } => values.iter().try_for_each(|v| self.check(v)),
+            Domain::Uniform { low, high } | Domain::LogUniform { low, high } => {
+                if let Range::Integer { .. } = self.range {
+                    return Err(Error::invalid(
+                        self.name,
+                        domain.describe(),
+                        format!(
+                            "a continuous range for an integer hyperparameter ({}); give `int` \
+                             or `values`",
+                            self.describe()
+                        ),
+                    ));
+                }
+                self.check(&Value::Float(*low))?;
+                self.check(&Value::Float(*high))
+            }
+            Domain::Int { low, high } => {
+                self.check(&Value::Int(*low))?;
+                self.check(&Value::Int(*high))
+            }
+        }
+    }
+
+    fn missing(&self) -> Error {
+        Error::invalid(self.name, "(missing)", "required hyperparameter")
+    }
+
+    /// This hyperparameter's value in `config`, checked; `None` when an optional one is absent.
+    fn get<'c>(&self, config: &'c Config) -> Result<Option<&'c Value>> {
+        match config.get(self.name) {
+            Some(v) => self.check(v).map(|()| Some(v)),
+            None if self.required => Err(self.missing()),
+            None => Ok(None),
+        }
+    }
+
+    /// This real hyperparameter's value in `config`, checked (an error if absent).
+    pub fn real(&self, config: &Config) -> Result<f64> {
+        self.real_opt(config)?.ok_or_else(|| self.missing())
+    }
+
+    /// This real hyperparameter's value in `config`, checked, or `None` if absent and optional.
+    pub fn real_opt(&self, config: &Config) -> Result<Option<f64>> {
+        self.get(config)?.map(|v| v.as_f64(self.name)).transpose()
+    }
+
+    /// This integer hyperparameter's value in `config`, checked (an error if absent).
+    pub fn integer(&self, config: &Config) -> Result<i64> {
+        self.get(config)?
+            .ok_or_else(|| self.missing())?
+            .as_i64(self.name)
+    }
+}
+
+/// `x` as written by a person: plain decimals for ordinary sizes, an exponent for very large or
+/// very small ones (1e308, not 309 digits).
+fn compact(x: f64) -> String {
+    if x != 0.0 && !(1e-4..1e6).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
     }
 }
 
@@ -199,6 +402,33 @@ impl SearchSpace {
     /// The hyperparameters and their domains, in order.
     pub fn params(&self) -> impl Iterator<Item = (&str, &Domain)> {
         self.params.iter().map(|(n, d)| (n.as_str(), d))
+    }
+
+    /// Checks the space against a learner's `rules` before any data is read: every name must
+    /// have a rule, every required rule a name, and every value the space can produce must
+    /// pass its rule ([`Rule::check_domain`]). The error names the hyperparameter.
+    pub fn check(&self, rules: &[Rule]) -> Result<()> {
+        let known = || rules.iter().map(|r| r.name).collect::<Vec<_>>().join(", ");
+        for (name, domain) in &self.params {
+            let rule = rules.iter().find(|r| r.name == name).ok_or_else(|| {
+                Error::invalid(
+                    "hyperparameter",
+                    name,
+                    format!("unknown name; this learner reads {}", known()),
+                )
+            })?;
+            rule.check_domain(domain)?;
+        }
+        for r in rules.iter().filter(|r| r.required) {
+            if !self.params.iter().any(|(n, _)| n == r.name) {
+                return Err(Error::invalid(
+                    "hyperparameter",
+                    r.name,
+                    "missing from the search space",
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// One configuration drawn independently of any data.
@@ -325,6 +555,157 @@ mod tests {
             let lr = c["lr"].as_f64("lr").unwrap();
             assert!((1e-3..=1.0).contains(&lr));
             assert!((1..=3).contains(&c["epochs"].as_i64("epochs").unwrap()));
+        }
+    }
+
+    /// The rules of a learner with a positive real, an integer and an optional bounded real.
+    const RULES: [Rule; 3] = [
+        Rule::positive("learning_rate", f64::MAX),
+        Rule::integer_in("batch_size", 1, i64::MAX),
+        Rule::between("clip_norm", 1e-12, 1e12).optional(),
+    ];
+
+    fn one(name: &str, d: Domain) -> SearchSpace {
+        let mut params = vec![
+            (
+                "learning_rate".to_string(),
+                Domain::Uniform {
+                    low: 0.1,
+                    high: 1.0,
+                },
+            ),
+            ("batch_size".to_string(), Domain::Int { low: 1, high: 8 }),
+        ];
+        params.retain(|(n, _)| n != name);
+        params.push((name.to_string(), d));
+        SearchSpace::new(params).unwrap()
+    }
+
+    /// The error of checking `space` against RULES, which must name `name` and `value`.
+    fn refused(space: &SearchSpace, name: &str, value: &str) -> String {
+        match space.check(&RULES) {
+            Err(Error::InvalidParameter {
+                name: n,
+                value: v,
+                reason,
+            }) if n == name && v == value => reason,
+            other => panic!("expected {name} = {value} refused, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_value_a_space_can_produce_is_checked_against_the_rule() {
+        let choice = |v: Vec<Value>| Domain::Choice { values: v };
+        // Issue 17 §2: each of these was found only inside a run, after the budget was spent.
+        let int = |i| Value::Int(i);
+        let float = |x| Value::Float(x);
+        for (name, values, bad) in [
+            ("batch_size", vec![int(256), int(0)], "0"),
+            ("batch_size", vec![int(-5)], "-5"),
+            ("batch_size", vec![float(256.5)], "256.5"),
+            ("batch_size", vec![float(256.0)], "256"),
+            ("clip_norm", vec![float(1.0), int(0)], "0"),
+            ("clip_norm", vec![float(1e308)], "1e308"),
+            ("learning_rate", vec![Value::Text("fast".into())], "fast"),
+            ("learning_rate", vec![float(-1.0)], "-1"),
+        ] {
+            let reason = refused(&one(name, choice(values)), name, bad);
+            assert!(reason.starts_with("must be"), "{reason}");
+        }
+        // Ranges: both ends, and the type.
+        let s = one("batch_size", Domain::Int { low: 0, high: 10 });
+        assert!(refused(&s, "batch_size", "0").contains("integer >= 1"));
+        let s = one(
+            "learning_rate",
+            Domain::Uniform {
+                low: 0.0,
+                high: 1.0,
+            },
+        );
+        assert!(refused(&s, "learning_rate", "0").contains("> 0"));
+        let s = one(
+            "clip_norm",
+            Domain::LogUniform {
+                low: 1.0,
+                high: 1e13,
+            },
+        );
+        assert!(refused(&s, "clip_norm", "1e13").contains("<= 1e12"));
+        let s = one(
+            "batch_size",
+            Domain::Uniform {
+                low: 1.0,
+                high: 8.0,
+            },
+        );
+        let reason = refused(&s, "batch_size", "uniform[1, 8]");
+        assert!(
+            reason.contains("continuous range for an integer"),
+            "{reason}"
+        );
+        // Unknown and missing names.
+        let s = one("momentum", Domain::Int { low: 0, high: 1 });
+        refused(&s, "hyperparameter", "momentum");
+        let s =
+            SearchSpace::new(vec![("batch_size".into(), Domain::Int { low: 1, high: 2 })]).unwrap();
+        refused(&s, "hyperparameter", "learning_rate");
+        // A valid space passes, with the optional rule present or not; an integer range for a
+        // real hyperparameter is fine.
+        assert!(one(
+            "clip_norm",
+            Domain::Uniform {
+                low: 1e-12,
+                high: 1e12
+            }
+        )
+        .check(&RULES)
+        .is_ok());
+        assert!(one("learning_rate", Domain::Int { low: 1, high: 3 })
+            .check(&RULES)
+            .is_ok());
+    }
+
+    #[test]
+    fn the_run_time_read_uses_the_same_rule() {
+        let config = |pairs: &[(&str, Value)]| -> Config {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect()
+        };
+        let [lr, batch, clip] = &RULES;
+        let c = config(&[
+            ("learning_rate", Value::Int(2)),
+            ("batch_size", Value::Int(3)),
+        ]);
+        assert_eq!(lr.real(&c).unwrap(), 2.0);
+        assert_eq!(batch.integer(&c).unwrap(), 3);
+        assert_eq!(clip.real_opt(&c).unwrap(), None);
+        let e = clip.real(&c).unwrap_err().to_string();
+        assert!(e.contains("`clip_norm` = (missing)"), "{e}");
+        let c = config(&[("batch_size", Value::Int(0))]);
+        let e = batch.integer(&c).unwrap_err().to_string();
+        assert!(
+            e.contains("`batch_size` = 0: must be an integer >= 1"),
+            "{e}"
+        );
+        assert!(lr.real(&c).unwrap_err().to_string().contains("(missing)"));
+        let c = config(&[("learning_rate", Value::Float(f64::NAN))]);
+        assert!(lr.real(&c).is_err());
+    }
+
+    #[test]
+    fn uniform_samples_stay_within_the_checked_ends() {
+        let d = Domain::Uniform {
+            low: 0.1,
+            high: 0.1 + 3.0 * f64::EPSILON,
+        };
+        let mut rng = SecureRng::seeded(5);
+        for _ in 0..10_000 {
+            let Value::Float(x) = d.sample(&mut rng) else {
+                panic!("a float")
+            };
+            assert!((0.1..=0.1 + 3.0 * f64::EPSILON).contains(&x));
         }
     }
 

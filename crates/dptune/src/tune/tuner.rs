@@ -65,6 +65,7 @@ impl<'a> Tuner<'a> {
     /// A tuner for `method` over `space`, each run spending at most `per_run`. Exhaustive
     /// search enumerates the grid of `space` instead of sampling it.
     pub fn new(method: Method, space: &'a SearchSpace, per_run: Guarantee) -> Result<Self> {
+        method.check()?;
         if let Method::Exhaustive { runs } = method {
             let grid = space.grid()?.len();
             if grid != runs {
