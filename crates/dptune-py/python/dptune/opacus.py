@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import warnings
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
 import numpy as np
@@ -214,6 +215,9 @@ class OpacusCandidate:
         loader = DPDataLoader(self.train, sample_rate=q, generator=_os_generator())
         criterion = nn.CrossEntropyLoss()
         module.train()
+        # PyTorch warns on every step that the input needs no gradient (true of every dataset,
+        # so the warning says nothing about the data); it is silenced rather than repeated.
+        warnings.filterwarnings("ignore", message="Full backward hook is firing")
         for _ in range(epochs):
             for x, y in loader:
                 optimizer.zero_grad()

@@ -10,7 +10,7 @@ use crate::privacy::convert::mul_up;
 use crate::privacy::repeat::{
     liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_pure, repeat_rdp_default, Repeats,
 };
-use crate::privacy::subsampled::dpsgd_guarantee;
+use crate::privacy::subsampled::{dpsgd_discrete_guarantee, dpsgd_guarantee};
 use crate::privacy::{default_orders, Bound, Guarantee, Ledger, Neighbours, RdpCurve};
 
 /// How candidates are chosen and what the theorem behind it charges.
@@ -209,23 +209,72 @@ fn largest_fitting(
     Ok(Some(lo))
 }
 
-/// The noise multipliers [`dpsgd_noise_multiplier`] searches.
-const NOISE_MULTIPLIERS: (f64, f64) = (0.05, 1.0e4);
-
-/// What T steps of DP-SGD (Poisson rate `q`, noise multiplier `z`, continuous Gaussian noise)
-/// spend, in the currency of `allowance`: for a zCDP allowance the unsampled bound T/(2z²)
-/// (Bun & Steinke 2016, arXiv 1605.02065, Prop. 1.6 and Lemma 2.3; subsampling has no zCDP
-/// amplification), otherwise the subsampled-Gaussian RDP curve (Mironov, Talwar & Zhang 2019,
-/// arXiv 1908.10530, Thm 11, both add/remove directions).
-pub fn dpsgd_spend(q: f64, z: f64, steps: u64, allowance: &Guarantee) -> Result<Guarantee> {
-    if matches!(allowance.bounds(), [Bound::Zcdp { .. }]) {
-        let rho = mul_up(steps as f64, (1.0 / (2.0 * z * z)).next_up());
-        return Guarantee::zcdp(rho, allowance.neighbours());
+/// The smallest `z` in `[low, high]` with `fits_at(z)` = `Some(_)` (geometric bisection until
+/// the bracket is within the factor `ratio`, rounded up: the value returned is for a `z` that
+/// fits), or `None` when not even `high` fits. `fits_at` must be monotone: `None` below some
+/// point, `Some` beyond it. Used for noise multipliers, where more noise always fits better.
+pub fn smallest_fitting<T>(
+    low: f64,
+    high: f64,
+    ratio: f64,
+    fits_at: impl Fn(f64) -> Result<Option<T>>,
+) -> Result<Option<T>> {
+    let Some(mut best) = fits_at(high)? else {
+        return Ok(None);
+    };
+    if let Some(b) = fits_at(low)? {
+        return Ok(Some(b));
     }
-    dpsgd_guarantee(q, z, steps)
+    let (mut lo, mut hi) = (low, high);
+    while hi > lo * ratio {
+        let mid = (lo * hi).sqrt();
+        match fits_at(mid)? {
+            Some(b) => {
+                best = b;
+                hi = mid;
+            }
+            None => lo = mid,
+        }
+    }
+    Ok(Some(best))
 }
 
-/// The smallest noise multiplier (to a relative 1e-3, rounded up) for which `steps` steps of
+/// The noise multipliers a DP-SGD calibration searches, and the factor it stops at.
+pub const NOISE_MULTIPLIERS: (f64, f64, f64) = (0.05, 1.0e4, 1.001);
+
+/// The noise DP-SGD adds: continuous Gaussian (training loops dptune does not run, such as
+/// Opacus's) or dptune's lattice Gaussian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DpSgdNoise {
+    /// Continuous Gaussian noise: Mironov, Talwar & Zhang 2019, arXiv 1908.10530, Thm 11.
+    Continuous,
+    /// Discrete Gaussian noise on a grid: the lattice proof in [`crate::privacy::subsampled`].
+    Lattice,
+}
+
+/// What T steps of DP-SGD (Poisson rate `q`, noise multiplier `z`) spend under add/remove-one
+/// neighbours, in the currency of `allowance`: for a zCDP allowance the unsampled bound
+/// T/(2z²) (Bun & Steinke 2016, arXiv 1605.02065, Prop. 1.6 and Lemma 2.3; subsampling has no
+/// zCDP amplification), otherwise the subsampled-Gaussian RDP curve of `noise` (both
+/// add/remove directions).
+pub fn dpsgd_spend(
+    q: f64,
+    z: f64,
+    steps: u64,
+    allowance: &Guarantee,
+    noise: DpSgdNoise,
+) -> Result<Guarantee> {
+    if matches!(allowance.bounds(), [Bound::Zcdp { .. }]) {
+        let rho = mul_up(steps as f64, (1.0 / (2.0 * z * z)).next_up());
+        return Guarantee::zcdp(rho, Neighbours::AddRemove);
+    }
+    match noise {
+        DpSgdNoise::Continuous => dpsgd_guarantee(q, z, steps),
+        DpSgdNoise::Lattice => dpsgd_discrete_guarantee(q, z, steps),
+    }
+}
+
+/// The smallest noise multiplier (to a factor 1.001, rounded up) for which `steps` steps of
 /// DP-SGD with continuous Gaussian noise at Poisson rate `q` ([`dpsgd_spend`]) fit
 /// `allowance` as the [`Ledger`] checks it. For training loops dptune does not run (Opacus):
 /// the caller must use exactly this q (a public rate, never one derived from the private record
@@ -253,17 +302,18 @@ pub fn dpsgd_noise_multiplier(allowance: &Guarantee, q: f64, steps: u64) -> Resu
             "the DP-SGD curve is for add/remove-one neighbours",
         ));
     }
-    // Larger t = 1/z spends more, so the largest fitting t is the smallest fitting z.
-    let (z_min, z_max) = NOISE_MULTIPLIERS;
-    let fits_at = |t: f64| fits(allowance, &dpsgd_spend(q, 1.0 / t, steps, allowance)?);
-    match largest_fitting(1.0 / z_max, 1.0 / z_min, 1e-3, fits_at)? {
-        Some(t) => Ok(1.0 / t),
-        None => Err(Error::invalid(
+    let (low, high, ratio) = NOISE_MULTIPLIERS;
+    let fits_at = |z: f64| -> Result<Option<f64>> {
+        let spent = dpsgd_spend(q, z, steps, allowance, DpSgdNoise::Continuous)?;
+        Ok(fits(allowance, &spent)?.then_some(z))
+    };
+    smallest_fitting(low, high, ratio, fits_at)?.ok_or_else(|| {
+        Error::invalid(
             "allowance",
             allowance,
-            format!("no noise multiplier up to {z_max} fits {steps} steps at rate {q}"),
-        )),
-    }
+            format!("no noise multiplier up to {high} fits {steps} steps at rate {q}"),
+        )
+    })
 }
 
 /// The largest ε (to a relative 1e-9, rounded down) such that an ε-DP release fits
@@ -345,15 +395,16 @@ mod tests {
     #[test]
     fn dpsgd_noise_multiplier_worked_numbers() {
         // zCDP: T/(2z²) <= 0.5 with T = 100 needs z >= 10.
-        let z = dpsgd_noise_multiplier(&Guarantee::zcdp(0.5, AddRemove).unwrap(), 0.01, 100)
-            .unwrap();
+        let z =
+            dpsgd_noise_multiplier(&Guarantee::zcdp(0.5, AddRemove).unwrap(), 0.01, 100).unwrap();
         assert!((10.0..=10.0 * 1.001).contains(&z), "{z}");
         // An allowance that is itself a DP-SGD curve (q = 0.01, z = 1, 1000 steps) gives z = 1
         // back, rounded up; 1 % less noise does not fit (the search has teeth).
         let curve = dpsgd_guarantee(0.01, 1.0, 1000).unwrap();
         let z = dpsgd_noise_multiplier(&curve, 0.01, 1000).unwrap();
         assert!((1.0..=1.001).contains(&z), "{z}");
-        assert!(!fits(&curve, &dpsgd_spend(0.01, 0.99, 1000, &curve).unwrap()).unwrap());
+        let less = dpsgd_spend(0.01, 0.99, 1000, &curve, DpSgdNoise::Continuous).unwrap();
+        assert!(!fits(&curve, &less).unwrap());
         // Fewer steps fit with less noise (0.991: the check is pointwise at every order, and
         // the large orders, where subsampling helps least, decide it).
         let half = dpsgd_noise_multiplier(&curve, 0.01, 500).unwrap();
@@ -364,7 +415,10 @@ mod tests {
             dpsgd_noise_multiplier(&curve, 0.01, 0),
             dpsgd_noise_multiplier(&Guarantee::zcdp(1e-12, AddRemove).unwrap(), 0.5, 10_000),
         ] {
-            assert!(matches!(bad, Err(Error::InvalidParameter { .. })), "{bad:?}");
+            assert!(
+                matches!(bad, Err(Error::InvalidParameter { .. })),
+                "{bad:?}"
+            );
         }
     }
 
