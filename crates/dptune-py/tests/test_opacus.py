@@ -111,3 +111,13 @@ def test_the_example_prints_the_whole_tunings_epsilon(capsys):
     if "test accuracy" in out:
         # A small CNN at this budget: far above chance (0.1) on the public test split.
         assert float(out.split("test accuracy: ")[1].split()[0]) > 0.5
+
+
+def test_empty_poisson_batches_are_steps_of_noise_only():
+    """With 12 records and a public size of 400, most Poisson batches are empty; each is still
+    a step (noise only), so the run completes and its accountant records every step."""
+    allowance = dptune.dpsgd_guarantee(2 / 320, 1.0, 160)
+    run = OpacusCandidate(make_model, make_optimizer, toy(12), public_size=400, classes=2,
+                          epochs=1, batch_size=2, seed=0)
+    model, score = run({}, allowance, seed=0)
+    assert isinstance(model, nn.Linear) and isinstance(score, int)

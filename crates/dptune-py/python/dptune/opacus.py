@@ -216,17 +216,18 @@ class OpacusCandidate:
         criterion = nn.CrossEntropyLoss()
         module.train()
         # PyTorch warns on every step that the input needs no gradient (true of every dataset,
-        # so the warning says nothing about the data); it is silenced rather than repeated.
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        for _ in range(epochs):
-            for x, y in loader:
-                optimizer.zero_grad()
-                if len(y) > 0:
-                    criterion(module(x.float()), y.long()).backward()
-                else:  # an empty Poisson batch: a step of noise only
-                    for p in module.parameters():
-                        p.grad_sample = torch.zeros((0, *p.shape))
-                optimizer.step()
+        # so the warning says nothing about the data); it is silenced for the loop only.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            for _ in range(epochs):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    if len(y) > 0:
+                        criterion(module(x.float()), y.long()).backward()
+                    else:  # an empty Poisson batch: a step of noise only
+                        for p in module.parameters():
+                            p.grad_sample = torch.zeros((0, *p.shape))
+                    optimizer.step()
         spent = from_opacus(accountant)
         if not spent.fits_within(allowance):
             # The schedule is public, so this cannot depend on the data: a programming error.
