@@ -15,11 +15,11 @@
 //!   (`dptune tune: still running`), so that hours without output are not mistaken for a hang.
 //!
 //! No line carries a number: no record count, no score, no number of candidate runs K or of
-//! surviving clients, no per-run or elapsed time. What plain lines cannot hide is when they appear: the number of
-//! heartbeats, and the gaps between stage lines in a log that timestamps them, follow the run
-//! time, which reveals K (and grows with the data size). That is the timing channel of the run
-//! time itself, which the curator running the command sees anyway: docs/PRIVACY.md, "Trust
-//! model and timing" (keep such logs with the curator, or use `--cap`).
+//! surviving clients, no per-run or elapsed time. What plain lines cannot hide is when they
+//! appear: the number of heartbeats, and the gaps between stage lines in a log that timestamps
+//! them, follow the run time, which reveals K (and grows with the data size). That is the
+//! timing channel of the run time itself, which the curator running the command sees anyway:
+//! docs/PRIVACY.md, "Trust model and timing" (keep such logs with the curator, or use `--cap`).
 
 use std::io::IsTerminal;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
