@@ -30,7 +30,9 @@ use dptune::privacy::repeat::Repeats;
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::tune::{tuning_cost, Method};
 
-use crate::report::{fmt_param, Failure, Report};
+use crate::plot_file::Pending;
+use crate::progress::Progress;
+use crate::report::{fmt_param, Delivery, Failure, Report};
 
 /// Arguments of `dptune account`.
 #[derive(Args)]
@@ -213,8 +215,8 @@ struct RepeatArgs {
 }
 
 /// Runs `dptune account ...`.
-pub fn run(args: AccountArgs) -> Result<Report, Failure> {
-    match args.command {
+pub fn run(args: AccountArgs) -> Result<Delivery, Failure> {
+    let report = match args.command {
         AccountCommand::Gaussian {
             noise_multiplier,
             sensitivity,
@@ -246,10 +248,11 @@ pub fn run(args: AccountArgs) -> Result<Report, Failure> {
             points,
             interval,
             plot,
-        } => profile(&file, from, to, points, interval, plot.as_deref()),
+        } => return profile(&file, from, to, points, interval, plot.as_deref()),
         AccountCommand::Zcdp { rho, delta } => zcdp(rho, delta),
         AccountCommand::Repeat(args) => repeat(&args),
-    }
+    };
+    report.map(Delivery::from)
 }
 
 /// A required flag of the chosen base or distribution.
@@ -258,6 +261,8 @@ fn need<T>(value: Option<T>, flag: &str, what: &str) -> Result<T, Failure> {
 }
 
 fn repeat(a: &RepeatArgs) -> Result<Report, Failure> {
+    let progress = Progress::new("dptune account repeat");
+    progress.stage("accounting");
     let n = Neighbours::AddRemove;
     let (per_run, base_desc) = match a.base {
         Base::Gaussian => {
@@ -413,6 +418,8 @@ fn config(interval: f64) -> PldConfig {
 }
 
 fn dpsgd(q: f64, z: f64, steps: u64, delta: f64, interval: f64) -> Result<Report, Failure> {
+    let progress = Progress::new("dptune account dpsgd");
+    progress.stage("accounting");
     let curve = dpsgd_curve(q, z, steps)?;
     let cont = rdp_epsilon(&curve, delta)?;
     let grid = dpsgd_epsilon_grid(q, z, steps, delta)?;
@@ -454,6 +461,8 @@ fn dpsgd(q: f64, z: f64, steps: u64, delta: f64, interval: f64) -> Result<Report
 }
 
 fn calibrate_dpsgd(q: f64, steps: u64, eps: f64, delta: f64) -> Result<Report, Failure> {
+    let progress = Progress::new("dptune account calibrate-dpsgd");
+    progress.stage("calibrating");
     // Validate with the flags' names before the search.
     dpsgd_curve(q, 1.0, steps)?;
     let z = calibrate_dpsgd_noise(q, steps, eps, delta)?;
@@ -494,6 +503,8 @@ fn read_spec(file: &std::path::Path) -> Result<ComposeSpec, Failure> {
 }
 
 fn compose(file: &std::path::Path, interval: f64) -> Result<Report, Failure> {
+    let progress = Progress::new("dptune account compose");
+    progress.stage("composing");
     let spec = read_spec(file)?;
     let g = spec.guarantee(config(interval))?;
     let (epsilon, route) = g.epsilon_route(spec.delta)?;
@@ -524,7 +535,7 @@ fn profile(
     points: usize,
     interval: f64,
     plot: Option<&std::path::Path>,
-) -> Result<Report, Failure> {
+) -> Result<Delivery, Failure> {
     if let Some(p) = plot {
         crate::plot_file::check(p)?;
     }
@@ -543,6 +554,8 @@ fn profile(
             "invalid parameter `points` = {points}: must lie in [2, 10000]"
         )));
     }
+    let progress = Progress::new("dptune account profile");
+    progress.stage("composing");
     let spec = read_spec(file)?;
     let g = spec.guarantee(config(interval))?;
     let pld = g
@@ -561,6 +574,7 @@ fn profile(
     let eps: Vec<f64> = (0..points)
         .map(|i| from + (to - from) * i as f64 / (points - 1) as f64)
         .collect();
+    progress.stage("computing the profile");
     let rows: Vec<(f64, f64, Option<f64>)> = eps
         .iter()
         .map(|&e| {
@@ -572,9 +586,8 @@ fn profile(
             Ok((e, d, c))
         })
         .collect::<Result<_, dptune::Error>>()?;
-    if let Some(p) = plot {
-        crate::plot_file::write(p, &crate::profile_plot::svg(&rows))?;
-    }
+    // Drawn now, written by `main` after the report (plot_file: the report comes first).
+    let pending = plot.map(|p| Pending::new(p, crate::profile_plot::svg(&rows)));
     let json = json!({
         "neighbours": neighbours,
         "interval": interval,
@@ -597,7 +610,10 @@ fn profile(
     if let Some(p) = plot {
         human += &format!("\n  plot: {}", p.display());
     }
-    Ok(Report { json, human })
+    Ok(Delivery {
+        report: Report { json, human },
+        plot: pending,
+    })
 }
 
 fn zcdp(rho: f64, delta: f64) -> Result<Report, Failure> {

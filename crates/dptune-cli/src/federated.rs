@@ -10,16 +10,22 @@
 //!   noisy vote sum).
 //! * **NOT PRIVATE diagnostics**, only with `--diagnostics` and labelled: the reference
 //!   accuracies (selected, OPT, RANDGUESS, the whole table), the summary over repetitions, the
-//!   secure-aggregation timings and the live progress bar. They are computed from the clients'
-//!   raw data (or their timing) and carry no guarantee.
+//!   secure-aggregation timings and, on a terminal, the count of finished work units beside the
+//!   stage. They are computed from the clients' raw data (or their timing) and carry no
+//!   guarantee.
+//!
+//! Progress on standard error (`crate::progress`), by default: the public stages (`reading
+//! data`, then the library's `reference accuracies (non-private)` and `local evaluation`, the
+//! same for every run with the same flags) and a fixed-text heartbeat; no number, so no count
+//! of clients, survivors or repetitions.
 
 use clap::{Args, Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use dptune::federated::sim::{Partition, SimConfig, SimReport};
 use dptune::federated::sim_data::SimDataset;
 
+use crate::progress::Progress;
 use crate::report::{fmt_param, Failure, Report};
 
 /// Federated private hyperparameter voting (DP-HYPE).
@@ -104,8 +110,8 @@ struct SimulateArgs {
     #[arg(long, default_value_t = 1)]
     repetitions: u64,
     /// Also print NOT PRIVATE diagnostics: reference accuracies (selected, OPT, RANDGUESS, the
-    /// table), secure-aggregation timings and a live progress bar. They are computed from the
-    /// clients' raw data and carry no guarantee.
+    /// table), secure-aggregation timings and a live count of finished work units on a
+    /// terminal. They are computed from the clients' raw data and carry no guarantee.
     #[arg(long)]
     diagnostics: bool,
 }
@@ -123,13 +129,13 @@ fn assumption(t: usize, c: usize) -> String {
     )
 }
 
-pub fn run(args: FederatedArgs, json: bool) -> Result<Report, Failure> {
+pub fn run(args: FederatedArgs) -> Result<Report, Failure> {
     match args.command {
-        FederatedCommand::Simulate(a) => simulate(a, json),
+        FederatedCommand::Simulate(a) => simulate(a),
     }
 }
 
-fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
+fn simulate(a: SimulateArgs) -> Result<Report, Failure> {
     let t = a.min_survivors.unwrap_or((a.clients * 4).div_ceil(5));
     // SecAgg+: the smallest strict majority of each neighbourhood (degree + 1 members).
     let sparse = a.degree.map(|d| {
@@ -168,22 +174,17 @@ fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
     a.budget
         .charge("federated simulate", &cfg.cost(a.repetitions)?)?;
     let seeds: Vec<u64> = (0..a.repetitions).map(|i| a.seed.wrapping_add(i)).collect();
-    // The bar's pace is a timing channel on the data: a diagnostic.
-    let bar = if json || !a.diagnostics {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(0)
-    };
-    bar.set_style(
-        ProgressStyle::with_template("[NOT PRIVATE] {msg:40} [{bar:30}] {pos}/{len} {elapsed}")
-            .map_err(|e| Failure::input(e.to_string()))?,
-    );
+    let progress = Progress::new("dptune federated simulate");
+    progress.stage("reading data");
     let runs = cfg.run_many(&seeds, &|stage, done, total| {
-        bar.set_length(total as u64);
-        bar.set_message(stage.to_string());
-        bar.set_position(done as u64);
+        // The library names its stage at every unit of work; a line shows each stage once.
+        progress.stage(stage);
+        // The count's pace is a timing channel on the data: a diagnostic, on a terminal only.
+        if a.diagnostics {
+            progress.detail(&format!("{done}/{total} (NOT PRIVATE)"));
+        }
     });
-    bar.finish_and_clear();
+    drop(progress);
     let runs = runs?;
     let diagnostics = a.diagnostics;
     let objects: Vec<_> = runs

@@ -25,7 +25,8 @@ use nalgebra::DMatrix;
 use serde_json::json;
 
 use crate::plot_file;
-use crate::report::{fmt_param, Failure, Report};
+use crate::progress::Progress;
+use crate::report::{fmt_param, Delivery, Failure, Report};
 
 /// Score used for the selection.
 #[derive(Clone, Copy, ValueEnum)]
@@ -305,10 +306,13 @@ fn scale_inputs(
 }
 
 /// Runs `dptune gp`.
-pub fn run(args: GpArgs) -> Result<Report, Failure> {
+pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     if let Some(p) = &args.plot {
         plot_file::check(p)?;
     }
+    // Public stages only (crate::progress): no row count, no lengthscale, no time.
+    let progress = Progress::new("dptune gp");
+    progress.stage("reading data");
     let data = load(&args)?;
     let grid = args.lengthscales.clone().unwrap_or_else(demo::default_grid);
     let signal_var = data.signal_sd * data.signal_sd;
@@ -353,6 +357,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     args.force
         .check(&cfg.resources(x_tr.nrows(), x_star.nrows()))?;
     args.budget.charge("gp", &cfg.cost(x_tr.nrows())?)?;
+    progress.stage("private selection and predictions");
     let release = private_gp(&x_tr, &y_tr, data.range, &x_star, &cfg, &mut rng)?;
     let sel = &release.value.selection;
     let pred = &release.value.predictions;
@@ -361,6 +366,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     let mean_sd = pred.noise_sd[..nt].iter().sum::<f64>() / nt as f64;
     // NOT PRIVATE diagnostics: computed only when asked for.
     let diag = if args.diagnostics {
+        progress.stage("not-private diagnostics");
         let test_rmse = (pred.values[..nt]
             .iter()
             .zip(&y_te)
@@ -390,7 +396,8 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     } else {
         None
     };
-    if let Some(path) = &args.plot {
+    // Drawn now, written by `main` after the report (plot_file: the report comes first).
+    let plot = args.plot.as_ref().map(|path| {
         let private = diag.as_ref().map(|d| PlotDiagnostics {
             x_tr: &x_tr,
             y_tr: &y_tr,
@@ -399,8 +406,8 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
             nonpriv: &d.nonpriv,
         });
         let svg = render_svg(&data, &x_tr, &x_te, &x_star, pred, nt, private);
-        plot_file::write(path, &svg)?;
-    }
+        plot_file::Pending::new(path, svg)
+    });
     // Every field is classified. [public] = a public input or computed from public inputs (the
     // inputs X, flags, the output range, the OS-keyed or seeded randomness of the split and the
     // folds, drawn independently of the outputs); [release] = the charged release or a function
@@ -520,9 +527,12 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
             train.len()
         );
     }
-    Ok(Report {
-        json,
-        human: human.trim_end().to_string(),
+    Ok(Delivery {
+        report: Report {
+            json,
+            human: human.trim_end().to_string(),
+        },
+        plot,
     })
 }
 

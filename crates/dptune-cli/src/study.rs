@@ -9,11 +9,11 @@ use dptune::study::{
     load_table, plot, recommend, run_study, table_from_values, Columns, ScoreModel, ScoreTable,
     StudyMethod, StudyOptions, StudyReport,
 };
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 
 use crate::plot_file;
-use crate::report::{Failure, Report};
+use crate::progress::Progress;
+use crate::report::{Delivery, Failure, Report};
 
 /// Arguments of `dptune study`.
 #[derive(Args)]
@@ -124,10 +124,13 @@ fn load(args: &StudyArgs, path: &PathBuf, goal: Goal) -> Result<ScoreTable, Fail
 }
 
 /// Runs `dptune study`.
-pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
+pub fn run(args: StudyArgs) -> Result<Delivery, Failure> {
     if let Some(p) = &args.plot {
         plot_file::check(p)?;
     }
+    // Public stages (crate::progress); on a terminal also the count of finished cells (methods
+    // times budgets, public).
+    let progress = Progress::new("dptune study");
     let goal = if args.minimize {
         Goal::Minimize
     } else {
@@ -138,7 +141,10 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
         .ok_or_else(|| Failure::input("give the validation-set size with --n N"))?;
     let model = ScoreModel::new(n, args.bound, !args.non_monotone)?;
     let table = match &args.table {
-        Some(p) => Some(load(&args, p, goal)?),
+        Some(p) => {
+            progress.stage("reading the table");
+            Some(load(&args, p, goal)?)
+        }
         None => None,
     };
     if args.recommend {
@@ -156,6 +162,7 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
             .ok_or_else(|| Failure::input("--recommend needs the total budget --epsilon E"))?;
         let reps = args.repetitions.min(400);
         crate::limits::check(&recommend::resources(m, reps, args.mean_runs), args.force)?;
+        progress.stage("comparing the methods");
         let r = recommend(m, eps, &model, args.mean_runs, reps, args.seed)?;
         let mut human = format!("recommendation: {}\n{}\n\n", r.method, r.reason);
         human.push_str("method              expected regret (fraction of range)   runs needed\n");
@@ -171,7 +178,8 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
         return Ok(Report {
             json: serde_json::to_value(&r).expect("serialisable"),
             human: human.trim_end().to_string(),
-        });
+        }
+        .into());
     }
     let table = table.ok_or_else(|| Failure::input("give a table file"))?;
     let methods = if args.methods.is_empty() {
@@ -190,21 +198,9 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
         delta: args.delta,
         methods,
     };
-    let bar = if json_out {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(0).with_style(
-            ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} cells ({elapsed})")
-                .expect("valid template"),
-        )
-    };
-    bar.set_message("study");
-    let tick = |done: usize, total: usize| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    };
+    progress.stage("simulating the tuners");
+    let tick = |done: usize, total: usize| progress.detail(&format!("{done}/{total} cells"));
     let report = run_study(&table, &model, &options, Some(&tick))?;
-    bar.finish_and_clear();
     let title = args.title.clone().unwrap_or_else(|| {
         args.table
             .as_ref()
@@ -212,14 +208,19 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default()
     });
-    if let Some(p) = &args.plot {
-        plot_file::write(p, &plot::svg(&report, &title))?;
-    }
+    // Drawn now, written by `main` after the report (plot_file: the report comes first).
+    let plot = args
+        .plot
+        .as_ref()
+        .map(|p| plot_file::Pending::new(p, plot::svg(&report, &title)));
     let mut json = serde_json::to_value(&report).expect("serialisable");
     json["title"] = json!(title);
-    Ok(Report {
-        json,
-        human: human(&report, &title),
+    Ok(Delivery {
+        report: Report {
+            json,
+            human: human(&report, &title),
+        },
+        plot,
     })
 }
 

@@ -341,15 +341,13 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
         None => SecureRng::from_os()?,
     };
     progress.stage("tuning");
-    let tick = |_: dptune::tune::Progress| progress.tick();
-    let final_fit = std::sync::Once::new();
     let on_epoch = |e: u64, total: u64| {
-        final_fit.call_once(|| progress.stage("final fit"));
+        progress.stage("final fit");
         // The epoch count is the released configuration's, shown on a terminal only.
         progress.detail(&format!("epoch {e}/{total}"));
     };
     let events = Events {
-        tuning: Some(&tick),
+        tuning: None,
         final_epoch: Some(&on_epoch),
     };
     let outcome = tune(&plan, &data, &events, &mut rng);
