@@ -328,7 +328,7 @@ impl LossPmf {
         let mut guess = None;
         let (grow, mut w) = (self.h.exp(), 0.0);
         for k in (0..self.len()).rev() {
-            w = if (self.len() - 1 - k) % 1024 == 0 {
+            w = if (self.len() - 1 - k).is_multiple_of(1024) {
                 (-self.loss(k)).exp()
             } else {
                 w * grow
