@@ -5,11 +5,12 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod account;
 mod budget;
 mod federated;
+mod flags;
 mod gp;
 mod plot_file;
 mod profile_plot;
@@ -62,7 +63,9 @@ fn run(command: Command, json: bool) -> Result<Report, Failure> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = flags::command(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    flags::set_path(&matches);
     match run(cli.command, cli.json) {
         Ok(report) => {
             if cli.json {
