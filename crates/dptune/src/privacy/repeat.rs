@@ -453,7 +453,10 @@ mod tests {
         for eta in [0.0, 0.5, 1.0, 2.0, 10.0, 1e3] {
             for mean in [1.5, 10.0, 1e3] {
                 let m = Repeats::tnb_with_mean(eta, mean).unwrap().mean();
-                assert!((m / mean - 1.0).abs() <= 1e-6, "eta {eta}, mean {mean}: {m}");
+                assert!(
+                    (m / mean - 1.0).abs() <= 1e-6,
+                    "eta {eta}, mean {mean}: {m}"
+                );
             }
         }
     }
