@@ -165,8 +165,9 @@ fn validate(a: &SimulateArgs) -> Result<(), Failure> {
 fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
     validate(&a)?;
     let t = a.min_survivors.unwrap_or((a.clients * 4).div_ceil(5));
-    // SecAgg+: the smallest strict majority of each neighbourhood (degree + 1 members).
-    let sparse = a.degree.map(|d| (d, (d + 1) / 2 + 1));
+    // SecAgg+: the smallest strict majority of each neighbourhood (degree + 1 members, the
+    // degree even by `validate`).
+    let sparse = a.degree.map(|d| (d, d / 2 + 1));
     let cfg = SimConfig {
         dataset: match a.dataset {
             Dataset::Adult => SimDataset::Adult,
