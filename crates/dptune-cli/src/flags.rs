@@ -32,6 +32,7 @@ const DERIVED: &[(&str, &str, &str)] = &[
     ("select", "t", "--epsilon and --beta"),
     ("select", "sigma", "--epsilon and --delta"),
     ("select", "scale", "--epsilon and --sensitivity"),
+    ("select", "rho", "--epsilon and --delta"),
     ("tune", "gamma", "--mean-runs"),
     ("tune", "mean", "--mean-runs"),
     ("tune", "fraction", "--tune-fraction or --train-fraction"),
@@ -40,6 +41,7 @@ const DERIVED: &[(&str, &str, &str)] = &[
     ("gp", "lengthscale", "--lengthscales"),
     ("gp", "range", "--y-range"),
     ("gp", "fraction", "--test-frac"),
+    ("gp", "rho", "--eps-select"),
     (
         "federated simulate",
         "mu",

@@ -39,24 +39,11 @@ impl From<dptune::Error> for Failure {
     }
 }
 
-/// Formats a number for people: the one rule for numbers in text output and messages. Six
-/// decimals between 1e-3 and 1e6, else four in scientific notation; trailing zeros dropped
-/// (`1`, `0.5`, `38.673189`, `1e-5`, `1.2346e300`), so never hundreds of digits. JSON keeps
-/// the full value as a number.
+/// Formats a number for people: the one rule for numbers in text output and messages
+/// ([`dptune::privacy::fmt_number`], which the library's own texts use too). JSON keeps the full
+/// value as a number.
 pub fn fmt_param(x: f64) -> String {
-    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
-        let s = format!("{x:.6}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        let s = format!("{x:.4e}");
-        match s.split_once('e') {
-            Some((mantissa, exp)) if mantissa.contains('.') => format!(
-                "{}e{exp}",
-                mantissa.trim_end_matches('0').trim_end_matches('.')
-            ),
-            _ => s,
-        }
-    }
+    dptune::privacy::fmt_number(x)
 }
 
 /// `eps` if it is finite; an infinite epsilon promises nothing, so it is reported as such (exit

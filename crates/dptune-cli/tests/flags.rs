@@ -316,6 +316,12 @@ const ROWS: &[(&str, i32, &str)] = &[
         "--epsilon(s), --n and --bound (it gives rho = inf)",
     ),
     (
+        "select --mechanism gaussian --epsilon 1e300 --delta 1e-5 --sensitivity 1 --l2-sensitivity 1 {scores}",
+        2,
+        "--epsilon and --delta (it gives rho = inf)",
+    ),
+    ("gp --eps-select 1e-300", 2, "--eps-select (it gives rho = 0)"),
+    (
         "gp --data {csv} --x a --y b --y-range 0,1",
         2,
         "DESIGN rule 5) or --x-standardise (inputs treated as public",
