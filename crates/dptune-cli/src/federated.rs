@@ -24,6 +24,7 @@ use serde_json::json;
 
 use dptune::federated::sim::{Partition, SimConfig, SimReport};
 use dptune::federated::sim_data::SimDataset;
+use dptune::Error;
 
 use crate::progress::Progress;
 use crate::report::{fmt_param, Failure, Report};
@@ -87,7 +88,7 @@ struct SimulateArgs {
     /// FedAvg rounds for each candidate's reference accuracy.
     #[arg(long, default_value_t = 5)]
     fedavg_rounds: usize,
-    /// SecAgg+ neighbour degree (even); default: the complete graph.
+    /// SecAgg+ neighbour degree (even, at least 2, below --clients); default: the complete graph.
     #[arg(long)]
     degree: Option<usize>,
     /// Use only this many rows of the dataset (after shuffling), for quick runs.
@@ -135,13 +136,46 @@ pub fn run(args: FederatedArgs) -> Result<Report, Failure> {
     }
 }
 
+/// Refuses, before anything is read, the counts the library takes as given: zero epochs, rounds,
+/// rows or repetitions, and a neighbour degree that the clients cannot have (it was silently
+/// cut to the number of clients).
+fn validate(a: &SimulateArgs) -> Result<(), Failure> {
+    let at_least_one: [(&'static str, Option<usize>); 3] = [
+        ("local_epochs", Some(a.local_epochs)),
+        ("fedavg_rounds", Some(a.fedavg_rounds)),
+        ("rows", a.rows),
+    ];
+    for (name, value) in at_least_one {
+        if value == Some(0) {
+            return Err(Error::invalid(name, 0, "must be at least 1").into());
+        }
+    }
+    if a.repetitions == 0 {
+        return Err(Error::invalid("repetitions", 0, "must be at least 1").into());
+    }
+    if let Some(d) = a.degree {
+        if d < 2 || d % 2 == 1 || d >= a.clients {
+            return Err(Error::invalid(
+                "degree",
+                d,
+                format!(
+                    "must be even, at least 2 and below --clients ({}); without --degree every \
+                     client neighbours all the others",
+                    a.clients
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 fn simulate(a: SimulateArgs) -> Result<Report, Failure> {
+    validate(&a)?;
     let t = a.min_survivors.unwrap_or((a.clients * 4).div_ceil(5));
-    // SecAgg+: the smallest strict majority of each neighbourhood (degree + 1 members).
-    let sparse = a.degree.map(|d| {
-        let group = d.min(a.clients.saturating_sub(1)) + 1;
-        (d, group / 2 + 1)
-    });
+    // SecAgg+: the smallest strict majority of each neighbourhood (degree + 1 members, the
+    // degree even by `validate`).
+    let sparse = a.degree.map(|d| (d, d / 2 + 1));
     let cfg = SimConfig {
         dataset: match a.dataset {
             Dataset::Adult => SimDataset::Adult,
@@ -165,11 +199,6 @@ fn simulate(a: SimulateArgs) -> Result<Report, Failure> {
         data_seed: a.data_seed,
         seed: a.seed,
     };
-    if a.repetitions == 0 {
-        return Err(Failure::input(
-            "invalid value 0 for `repetitions`: must be at least 1",
-        ));
-    }
     a.force.check(&cfg.resources(a.repetitions))?;
     a.budget
         .charge("federated simulate", &cfg.cost(a.repetitions)?)?;
@@ -293,7 +322,7 @@ fn run_human(cfg: &SimConfig, r: &SimReport, diagnostics: bool) -> String {
         h.momentum,
         r.neighbours,
         fmt_param(r.epsilon),
-        r.delta,
+        fmt_param(r.delta),
         assumption(cfg.min_survivors, r.colluders),
     );
     if diagnostics {

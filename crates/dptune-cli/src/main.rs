@@ -6,11 +6,12 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod account;
 mod budget;
 mod federated;
+mod flags;
 mod gp;
 mod limits;
 mod output;
@@ -93,10 +94,15 @@ fn deliver(done: Delivery, json: bool) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let matches = match flags::command(Cli::command()).try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return output::clap(&e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => return output::clap(&e),
     };
+    flags::set_path(&matches);
     match run(cli.command) {
         Ok(done) => deliver(done, cli.json),
         Err(f) => {

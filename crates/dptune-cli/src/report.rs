@@ -52,16 +52,53 @@ impl From<dptune::Error> for Failure {
     fn from(e: dptune::Error) -> Self {
         Self {
             code: if e.is_refusal() { 3 } else { 2 },
-            message: e.to_string(),
+            message: crate::flags::describe(&e),
         }
     }
 }
 
-/// Formats a privacy parameter for people: enough digits to compare with papers.
+/// Formats a number for people: the one rule for numbers in text output and messages
+/// ([`dptune::privacy::fmt_number`], which the library's own texts use too). JSON keeps the full
+/// value as a number.
 pub fn fmt_param(x: f64) -> String {
-    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
-        format!("{x:.6}")
+    dptune::privacy::fmt_number(x)
+}
+
+/// `eps` if it is finite; an infinite epsilon promises nothing, so it is reported as such (exit
+/// 2, naming `what`) rather than printed as `inf` or a JSON `null`.
+pub fn finite(eps: f64, what: &str) -> Result<f64, Failure> {
+    if eps.is_finite() {
+        Ok(eps)
     } else {
-        format!("{x:.4e}")
+        Err(Failure::input(format!(
+            "the epsilon {what} is not finite at these inputs: they give no (epsilon, delta) \
+             privacy guarantee (more noise, fewer steps or runs, or a larger delta would)"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_param;
+
+    #[test]
+    fn numbers_have_a_bounded_length() {
+        let cases = [
+            (0.0, "0"),
+            (1.0, "1"),
+            (-1.0, "-1"),
+            (0.5, "0.5"),
+            (38.673_189_4, "38.673189"),
+            (1e-5, "1e-5"),
+            (1.23456e-5, "1.2346e-5"),
+            (1e-300, "1e-300"),
+            (1e300, "1e300"),
+            (123_456.7, "123456.7"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(fmt_param(x), want, "{x}");
+        }
     }
 }

@@ -344,13 +344,13 @@ fn bad_input_exits_2_naming_the_parameter() {
     for (extra, name) in [
         (&["--k", "101"][..], "k"),
         (&["--k", "0"][..], "k"),
-        (&["--min-survivors", "9"][..], "min_survivors"),
-        (&["--min-survivors", "1"][..], "min_survivors"),
+        (&["--min-survivors", "9"][..], "`--min-survivors`"),
+        (&["--min-survivors", "1"][..], "`--min-survivors`"),
         (&["--epsilon", "0"][..], "epsilon"),
         (&["--epsilon=-1"][..], "epsilon"),
         (&["--epsilon", "NaN"][..], "epsilon"),
         (&["--delta", "1.5"][..], "delta"),
-        (&["--dropout-rate", "1"][..], "dropout_rate"),
+        (&["--dropout-rate", "1"][..], "`--dropout-rate`"),
         (&["--repetitions", "0"][..], "repetitions"),
         // t defaults to 7 of 8 clients: c must leave an honest survivor.
         (&["--colluders", "7"][..], "colluders"),

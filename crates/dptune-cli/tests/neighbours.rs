@@ -328,26 +328,31 @@ fn select_releases_the_same_public_fields_on_neighbouring_scores() {
     let a = write(&d.join("a").join("s.txt"), "0.71\n0.74\n0.69\n0.80\n");
     let b = write(&d.join("b").join("s.txt"), "0.71\n0.73\n0.69\n0.81\n");
     let sens = write(&d.join("sens.txt"), "0.01\n0.01\n0.01\n0.01\n");
+    // gem reads one sensitivity per candidate (--sensitivities) instead of --sensitivity.
+    let one = ["--sensitivity", "0.01"];
     for mech in [
-        &["--mechanism", "exponential"][..],
-        &["--mechanism", "gumbel"],
-        &["--mechanism", "permute-and-flip"],
-        &["--mechanism", "laplace"],
-        &["--mechanism", "gaussian", "--delta", "1e-6"],
+        &["--mechanism", "exponential", one[0], one[1]][..],
+        &["--mechanism", "gumbel", one[0], one[1]],
+        &["--mechanism", "permute-and-flip", one[0], one[1]],
+        &["--mechanism", "laplace", one[0], one[1]],
+        &["--mechanism", "gaussian", "--delta", "1e-6", one[0], one[1]],
         &["--mechanism", "gem", "--sensitivities", &sens],
-        &["--mechanism", "top-k", "--k", "2"],
-        &["--mechanism", "permute-and-flip", "--repeat", "5"],
+        &["--mechanism", "top-k", "--k", "2", one[0], one[1]],
+        &[
+            "--mechanism",
+            "permute-and-flip",
+            "--repeat",
+            "5",
+            one[0],
+            one[1],
+        ],
     ] {
         let args = |f: &str| -> Vec<String> {
-            [
-                &["select", "--epsilon", "1", "--sensitivity", "0.01"][..],
-                mech,
-                &[f],
-            ]
-            .concat()
-            .into_iter()
-            .map(String::from)
-            .collect()
+            [&["select", "--epsilon", "1"][..], mech, &[f]]
+                .concat()
+                .into_iter()
+                .map(String::from)
+                .collect()
         };
         let (aa, ab) = (args(&a), args(&b));
         let (ra, rb) = (
