@@ -26,11 +26,16 @@ use dptune::privacy::gaussian::{
 };
 use dptune::privacy::subsampled::{dpsgd_curve, dpsgd_epsilon_grid};
 
+use dptune::error::{check_non_negative, check_positive};
 use dptune::privacy::repeat::Repeats;
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::tune::{tuning_cost, Method};
+use dptune::Error;
 
-use crate::report::{fmt_param, Failure, Report};
+use crate::flags::ignored;
+use crate::plot_file::Pending;
+use crate::progress::Progress;
+use crate::report::{finite, fmt_param, Delivery, Failure, Report};
 
 /// Arguments of `dptune account`.
 #[derive(Args)]
@@ -42,7 +47,6 @@ pub struct AccountArgs {
 #[derive(Subcommand)]
 enum AccountCommand {
     /// ε of one Gaussian mechanism: exact (Balle–Wang 2018) and via RDP.
-    #[command(allow_negative_numbers = true)]
     Gaussian {
         /// Noise multiplier z = σ / sensitivity.
         #[arg(long)]
@@ -55,7 +59,6 @@ enum AccountCommand {
         delta: f64,
     },
     /// Smallest σ giving (ε, δ)-DP (analytic Gaussian, Balle–Wang 2018).
-    #[command(allow_negative_numbers = true)]
     CalibrateGaussian {
         /// Target ε > 0.
         #[arg(long)]
@@ -68,7 +71,6 @@ enum AccountCommand {
         sensitivity: f64,
     },
     /// ε of DP-SGD with Poisson sampling (add/remove-one), by PLD (and via RDP beside it).
-    #[command(allow_negative_numbers = true)]
     Dpsgd {
         /// Poisson sampling rate q in (0, 1].
         #[arg(long)]
@@ -87,7 +89,6 @@ enum AccountCommand {
         interval: f64,
     },
     /// Smallest noise multiplier giving (ε, δ)-DP to DP-SGD, by PLD.
-    #[command(allow_negative_numbers = true)]
     CalibrateDpsgd {
         /// Poisson sampling rate q in (0, 1].
         #[arg(long)]
@@ -103,7 +104,6 @@ enum AccountCommand {
         delta: f64,
     },
     /// ε of a composition of mechanisms listed in a JSON file: the tightest valid route.
-    #[command(allow_negative_numbers = true)]
     Compose {
         /// JSON: {"parts": [{"mechanism": "gaussian", "sigma": 1, "q": 0.01, "times": 1000},
         /// ...], "delta": 1e-5, "neighbours": "add_remove"}.
@@ -113,7 +113,6 @@ enum AccountCommand {
         interval: f64,
     },
     /// δ(ε) of a composition (JSON file as for `compose`) over a range of ε.
-    #[command(allow_negative_numbers = true)]
     Profile {
         /// JSON file as for `compose` (its `delta` is not used).
         file: PathBuf,
@@ -134,10 +133,8 @@ enum AccountCommand {
         plot: Option<PathBuf>,
     },
     /// ε of the best of a random number of runs (Papernot–Steinke 2022, Liu–Talwar 2019).
-    #[command(allow_negative_numbers = true)]
     Repeat(RepeatArgs),
     /// ε of a ρ-zCDP mechanism (optimal CKS20 conversion).
-    #[command(allow_negative_numbers = true)]
     Zcdp {
         /// ρ > 0.
         #[arg(long)]
@@ -213,8 +210,11 @@ struct RepeatArgs {
 }
 
 /// Runs `dptune account ...`.
-pub fn run(args: AccountArgs) -> Result<Report, Failure> {
-    match args.command {
+pub fn run(args: AccountArgs) -> Result<Delivery, Failure> {
+    if let AccountCommand::Repeat(a) = &args.command {
+        validate_repeat(a)?;
+    }
+    let report = match args.command {
         AccountCommand::Gaussian {
             noise_multiplier,
             sensitivity,
@@ -246,10 +246,11 @@ pub fn run(args: AccountArgs) -> Result<Report, Failure> {
             points,
             interval,
             plot,
-        } => profile(&file, from, to, points, interval, plot.as_deref()),
+        } => return profile(&file, from, to, points, interval, plot.as_deref()),
         AccountCommand::Zcdp { rho, delta } => zcdp(rho, delta),
         AccountCommand::Repeat(args) => repeat(&args),
-    }
+    };
+    report.map(Delivery::from)
 }
 
 /// A required flag of the chosen base or distribution.
@@ -257,7 +258,51 @@ fn need<T>(value: Option<T>, flag: &str, what: &str) -> Result<T, Failure> {
     value.ok_or_else(|| Failure::input(format!("`--{flag}` is required {what}")))
 }
 
+/// Refuses the flags of `account repeat` that the chosen base or distribution does not read.
+fn validate_repeat(a: &RepeatArgs) -> Result<(), Failure> {
+    let base_flags: [(&str, bool, bool); 5] = [
+        (
+            "noise-multiplier",
+            a.noise_multiplier.is_some(),
+            matches!(a.base, Base::Gaussian | Base::Dpsgd),
+        ),
+        (
+            "sampling-rate",
+            a.sampling_rate.is_some(),
+            a.base == Base::Dpsgd,
+        ),
+        ("steps", a.steps.is_some(), a.base == Base::Dpsgd),
+        ("epsilon", a.epsilon.is_some(), a.base == Base::Pure),
+        ("rho", a.rho.is_some(), a.base == Base::Zcdp),
+    ];
+    for (flag, given, read) in base_flags {
+        if given && !read {
+            return Err(ignored(&format!("--{flag}"), "with this --base"));
+        }
+    }
+    let (mean, eta, gamma) = match a.repeats {
+        RepeatKind::Poisson => (true, false, false),
+        RepeatKind::Tnb => (true, true, true),
+        RepeatKind::Geometric | RepeatKind::Logarithmic => (true, false, true),
+    };
+    for (flag, given, read) in [
+        ("mean", a.mean.is_some(), mean),
+        ("eta", a.eta.is_some(), eta),
+        ("gamma", a.gamma.is_some(), gamma),
+    ] {
+        if given && !read {
+            return Err(ignored(
+                &format!("--{flag}"),
+                "with this --repeats (geometric fixes eta = 1, logarithmic eta = 0)",
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn repeat(a: &RepeatArgs) -> Result<Report, Failure> {
+    let progress = Progress::new("dptune account repeat");
+    progress.stage("accounting");
     let n = Neighbours::AddRemove;
     let (per_run, base_desc) = match a.base {
         Base::Gaussian => {
@@ -304,9 +349,9 @@ fn repeat(a: &RepeatArgs) -> Result<Report, Failure> {
         RepeatKind::Geometric => by_mean_or_gamma(1.0)?,
         RepeatKind::Logarithmic => by_mean_or_gamma(0.0)?,
     };
-    let single = per_run.epsilon(a.delta)?;
+    let single = finite(per_run.epsilon(a.delta)?, "of one run")?;
     let total = tuning_cost(&Method::RepeatAndSelect(repeats), &per_run)?;
-    let epsilon = total.epsilon(a.delta)?;
+    let epsilon = finite(total.epsilon(a.delta)?, "of the repeated runs")?;
     let pure = total.pure_eps();
     let (shape, gamma) = match repeats {
         Repeats::Poisson { .. } => (None, None),
@@ -340,15 +385,12 @@ fn repeat(a: &RepeatArgs) -> Result<Report, Failure> {
 }
 
 fn gaussian(z: f64, sensitivity: f64, delta: f64) -> Result<Report, Failure> {
-    // The library validates σ; name the flag the user typed when z itself is bad.
-    if !(z.is_finite() && z > 0.0) {
-        return Err(Failure::input(format!(
-            "invalid parameter `noise_multiplier` = {z}: must be finite and > 0"
-        )));
-    }
+    // The library validates σ = z·Δ; z itself is checked under its flag's name.
+    check_positive("noise_multiplier", z)?;
     let sigma = z * sensitivity;
-    let epsilon = gaussian_epsilon(sigma, sensitivity, delta)?;
     let rdp = rdp_epsilon(&gaussian_curve(sigma, sensitivity)?, delta)?;
+    finite(rdp.eps, "via RDP")?;
+    let epsilon = gaussian_epsilon(sigma, sensitivity, delta)?;
     let json = json!({
         "mechanism": "gaussian",
         "noise_multiplier": z,
@@ -413,11 +455,15 @@ fn config(interval: f64) -> PldConfig {
 }
 
 fn dpsgd(q: f64, z: f64, steps: u64, delta: f64, interval: f64) -> Result<Report, Failure> {
+    let progress = Progress::new("dptune account dpsgd");
+    progress.stage("accounting");
     let curve = dpsgd_curve(q, z, steps)?;
     let cont = rdp_epsilon(&curve, delta)?;
+    // An infinite RDP epsilon is refused before the PLD is built for these inputs.
+    finite(cont.eps, "via RDP")?;
     let grid = dpsgd_epsilon_grid(q, z, steps, delta)?;
     let pld = dpsgd_pld(q, z, steps, config(interval))?;
-    let eps_pld = pld.epsilon(delta)?;
+    let eps_pld = finite(pld.epsilon(delta)?, "by PLD")?;
     let json = json!({
         "mechanism": "dpsgd",
         "sampling_rate": q,
@@ -454,6 +500,8 @@ fn dpsgd(q: f64, z: f64, steps: u64, delta: f64, interval: f64) -> Result<Report
 }
 
 fn calibrate_dpsgd(q: f64, steps: u64, eps: f64, delta: f64) -> Result<Report, Failure> {
+    let progress = Progress::new("dptune account calibrate-dpsgd");
+    progress.stage("calibrating");
     // Validate with the flags' names before the search.
     dpsgd_curve(q, 1.0, steps)?;
     let z = calibrate_dpsgd_noise(q, steps, eps, delta)?;
@@ -494,9 +542,12 @@ fn read_spec(file: &std::path::Path) -> Result<ComposeSpec, Failure> {
 }
 
 fn compose(file: &std::path::Path, interval: f64) -> Result<Report, Failure> {
+    let progress = Progress::new("dptune account compose");
+    progress.stage("composing");
     let spec = read_spec(file)?;
     let g = spec.guarantee(config(interval))?;
     let (epsilon, route) = g.epsilon_route(spec.delta)?;
+    finite(epsilon, "of the composition")?;
     let eps_pld = g.pld().map(|p| p.epsilon(spec.delta)).transpose()?;
     let json = json!({
         "parts": spec.parts.len(),
@@ -524,25 +575,19 @@ fn profile(
     points: usize,
     interval: f64,
     plot: Option<&std::path::Path>,
-) -> Result<Report, Failure> {
+) -> Result<Delivery, Failure> {
     if let Some(p) = plot {
         crate::plot_file::check(p)?;
     }
-    if !(from.is_finite() && from >= 0.0) {
-        return Err(Failure::input(format!(
-            "invalid parameter `from` = {from}: must be finite and >= 0"
-        )));
-    }
+    check_non_negative("from", from)?;
     if !(to.is_finite() && to > from) {
-        return Err(Failure::input(format!(
-            "invalid parameter `to` = {to}: must be finite and > from"
-        )));
+        return Err(Error::invalid("to", to, "must be finite and > --from").into());
     }
     if !(2..=10_000).contains(&points) {
-        return Err(Failure::input(format!(
-            "invalid parameter `points` = {points}: must lie in [2, 10000]"
-        )));
+        return Err(Error::invalid("points", points, "must lie in [2, 10000]").into());
     }
+    let progress = Progress::new("dptune account profile");
+    progress.stage("composing");
     let spec = read_spec(file)?;
     let g = spec.guarantee(config(interval))?;
     let pld = g
@@ -561,6 +606,7 @@ fn profile(
     let eps: Vec<f64> = (0..points)
         .map(|i| from + (to - from) * i as f64 / (points - 1) as f64)
         .collect();
+    progress.stage("computing the profile");
     let rows: Vec<(f64, f64, Option<f64>)> = eps
         .iter()
         .map(|&e| {
@@ -572,9 +618,8 @@ fn profile(
             Ok((e, d, c))
         })
         .collect::<Result<_, dptune::Error>>()?;
-    if let Some(p) = plot {
-        crate::plot_file::write(p, &crate::profile_plot::svg(&rows))?;
-    }
+    // Drawn now, written by `main` after the report (plot_file: the report comes first).
+    let pending = plot.map(|p| Pending::new(p, crate::profile_plot::svg(&rows)));
     let json = json!({
         "neighbours": neighbours,
         "interval": interval,
@@ -597,11 +642,15 @@ fn profile(
     if let Some(p) = plot {
         human += &format!("\n  plot: {}", p.display());
     }
-    Ok(Report { json, human })
+    Ok(Delivery {
+        report: Report { json, human },
+        plot: pending,
+    })
 }
 
 fn zcdp(rho: f64, delta: f64) -> Result<Report, Failure> {
     let r = zcdp_epsilon_at_order(rho, delta)?;
+    finite(r.eps, "of this zCDP bound")?;
     let json = json!({
         "rho": rho,
         "delta": delta,

@@ -10,16 +10,23 @@
 //!   noisy vote sum).
 //! * **NOT PRIVATE diagnostics**, only with `--diagnostics` and labelled: the reference
 //!   accuracies (selected, OPT, RANDGUESS, the whole table), the summary over repetitions, the
-//!   secure-aggregation timings and the live progress bar. They are computed from the clients'
-//!   raw data (or their timing) and carry no guarantee.
+//!   secure-aggregation timings and, on a terminal, the count of finished work units beside the
+//!   stage. They are computed from the clients' raw data (or their timing) and carry no
+//!   guarantee.
+//!
+//! Progress on standard error (`crate::progress`), by default: the public stages (`reading
+//! data`, then the library's `reference accuracies (non-private)` and `local evaluation`, the
+//! same for every run with the same flags) and a fixed-text heartbeat; no number, so no count
+//! of clients, survivors or repetitions.
 
 use clap::{Args, Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use dptune::federated::sim::{Partition, SimConfig, SimReport};
 use dptune::federated::sim_data::SimDataset;
+use dptune::Error;
 
+use crate::progress::Progress;
 use crate::report::{fmt_param, Failure, Report};
 
 /// Federated private hyperparameter voting (DP-HYPE).
@@ -81,7 +88,7 @@ struct SimulateArgs {
     /// FedAvg rounds for each candidate's reference accuracy.
     #[arg(long, default_value_t = 5)]
     fedavg_rounds: usize,
-    /// SecAgg+ neighbour degree (even); default: the complete graph.
+    /// SecAgg+ neighbour degree (even, at least 2, below --clients); default: the complete graph.
     #[arg(long)]
     degree: Option<usize>,
     /// Use only this many rows of the dataset (after shuffling), for quick runs.
@@ -104,8 +111,8 @@ struct SimulateArgs {
     #[arg(long, default_value_t = 1)]
     repetitions: u64,
     /// Also print NOT PRIVATE diagnostics: reference accuracies (selected, OPT, RANDGUESS, the
-    /// table), secure-aggregation timings and a live progress bar. They are computed from the
-    /// clients' raw data and carry no guarantee.
+    /// table), secure-aggregation timings and a live count of finished work units on a
+    /// terminal. They are computed from the clients' raw data and carry no guarantee.
     #[arg(long)]
     diagnostics: bool,
 }
@@ -123,19 +130,52 @@ fn assumption(t: usize, c: usize) -> String {
     )
 }
 
-pub fn run(args: FederatedArgs, json: bool) -> Result<Report, Failure> {
+pub fn run(args: FederatedArgs) -> Result<Report, Failure> {
     match args.command {
-        FederatedCommand::Simulate(a) => simulate(a, json),
+        FederatedCommand::Simulate(a) => simulate(a),
     }
 }
 
-fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
+/// Refuses, before anything is read, the counts the library takes as given: zero epochs, rounds,
+/// rows or repetitions, and a neighbour degree that the clients cannot have (it was silently
+/// cut to the number of clients).
+fn validate(a: &SimulateArgs) -> Result<(), Failure> {
+    let at_least_one: [(&'static str, Option<usize>); 3] = [
+        ("local_epochs", Some(a.local_epochs)),
+        ("fedavg_rounds", Some(a.fedavg_rounds)),
+        ("rows", a.rows),
+    ];
+    for (name, value) in at_least_one {
+        if value == Some(0) {
+            return Err(Error::invalid(name, 0, "must be at least 1").into());
+        }
+    }
+    if a.repetitions == 0 {
+        return Err(Error::invalid("repetitions", 0, "must be at least 1").into());
+    }
+    if let Some(d) = a.degree {
+        if d < 2 || d % 2 == 1 || d >= a.clients {
+            return Err(Error::invalid(
+                "degree",
+                d,
+                format!(
+                    "must be even, at least 2 and below --clients ({}); without --degree every \
+                     client neighbours all the others",
+                    a.clients
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn simulate(a: SimulateArgs) -> Result<Report, Failure> {
+    validate(&a)?;
     let t = a.min_survivors.unwrap_or((a.clients * 4).div_ceil(5));
-    // SecAgg+: the smallest strict majority of each neighbourhood (degree + 1 members).
-    let sparse = a.degree.map(|d| {
-        let group = d.min(a.clients.saturating_sub(1)) + 1;
-        (d, group / 2 + 1)
-    });
+    // SecAgg+: the smallest strict majority of each neighbourhood (degree + 1 members, the
+    // degree even by `validate`).
+    let sparse = a.degree.map(|d| (d, d / 2 + 1));
     let cfg = SimConfig {
         dataset: match a.dataset {
             Dataset::Adult => SimDataset::Adult,
@@ -159,31 +199,21 @@ fn simulate(a: SimulateArgs, json: bool) -> Result<Report, Failure> {
         data_seed: a.data_seed,
         seed: a.seed,
     };
-    if a.repetitions == 0 {
-        return Err(Failure::input(
-            "invalid value 0 for `repetitions`: must be at least 1",
-        ));
-    }
     a.force.check(&cfg.resources(a.repetitions))?;
     a.budget
         .charge("federated simulate", &cfg.cost(a.repetitions)?)?;
     let seeds: Vec<u64> = (0..a.repetitions).map(|i| a.seed.wrapping_add(i)).collect();
-    // The bar's pace is a timing channel on the data: a diagnostic.
-    let bar = if json || !a.diagnostics {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(0)
-    };
-    bar.set_style(
-        ProgressStyle::with_template("[NOT PRIVATE] {msg:40} [{bar:30}] {pos}/{len} {elapsed}")
-            .map_err(|e| Failure::input(e.to_string()))?,
-    );
+    let progress = Progress::new("dptune federated simulate");
+    progress.stage("reading data");
     let runs = cfg.run_many(&seeds, &|stage, done, total| {
-        bar.set_length(total as u64);
-        bar.set_message(stage.to_string());
-        bar.set_position(done as u64);
+        // The library names its stage at every unit of work; a line shows each stage once.
+        progress.stage(stage);
+        // The count's pace is a timing channel on the data: a diagnostic, on a terminal only.
+        if a.diagnostics {
+            progress.detail(&format!("{done}/{total} (NOT PRIVATE)"));
+        }
     });
-    bar.finish_and_clear();
+    drop(progress);
     let runs = runs?;
     let diagnostics = a.diagnostics;
     let objects: Vec<_> = runs
@@ -292,7 +322,7 @@ fn run_human(cfg: &SimConfig, r: &SimReport, diagnostics: bool) -> String {
         h.momentum,
         r.neighbours,
         fmt_param(r.epsilon),
-        r.delta,
+        fmt_param(r.delta),
         assumption(cfg.min_survivors, r.colluders),
     );
     if diagnostics {

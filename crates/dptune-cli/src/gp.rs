@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use dptune::error::check_positive;
 use dptune::gp::{
     demo, private_gp, GpRegression, Kernel, MveeConfig, OutputRange, SelectionConfig, Utility,
 };
@@ -24,8 +25,10 @@ use dptune::noise::SecureRng;
 use nalgebra::DMatrix;
 use serde_json::json;
 
+use crate::flags::ignored;
 use crate::plot_file;
-use crate::report::{fmt_param, Failure, Report};
+use crate::progress::Progress;
+use crate::report::{fmt_param, Delivery, Failure, Report};
 
 /// Score used for the selection.
 #[derive(Clone, Copy, ValueEnum)]
@@ -43,13 +46,19 @@ pub struct GpArgs {
     #[arg(long, requires_all = ["x", "y", "y_range"])]
     data: Option<PathBuf>,
     /// Input columns of --data (names or 0-based indices, comma-separated).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', requires = "data")]
     x: Vec<String>,
     /// Output column of --data (name or 0-based index).
-    #[arg(long)]
+    #[arg(long, requires = "data")]
     y: Option<String>,
     /// Declared public output range LO,HI; outputs outside are clipped (and counted).
-    #[arg(long, value_delimiter = ',', num_args = 1, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 1,
+        allow_hyphen_values = true,
+        requires = "data"
+    )]
     y_range: Option<Vec<f64>>,
     /// Declared public bounds of the inputs: LO,HI for every --x column (or one LO,HI for all).
     /// Each column is mapped by the public affine map x' = (x − mid)/(width/4), so the declared
@@ -71,9 +80,9 @@ pub struct GpArgs {
     /// Public lengthscale grid (comma-separated, in scaled input units: see --x-range).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     lengthscales: Option<Vec<f64>>,
-    /// Number of cross-validation folds.
-    #[arg(long, default_value_t = 5)]
-    folds: usize,
+    /// Number of cross-validation folds (--utility cv only; default 5).
+    #[arg(long)]
+    folds: Option<usize>,
     /// ε of the private selection (exponential mechanism).
     #[arg(long, default_value_t = 1.0)]
     eps_select: f64,
@@ -253,7 +262,8 @@ fn scale_inputs(
             k if k == 2 * p => r.chunks(2).map(|c| (c[0], c[1])).collect(),
             _ => {
                 return Err(Failure::input(format!(
-                    "--x-range needs LO,HI once or once per --x column ({p} columns, got {}                      numbers)",
+                    "--x-range needs LO,HI once or once per --x column ({p} columns, got {} \
+                     numbers)",
                     r.len()
                 )))
             }
@@ -261,16 +271,21 @@ fn scale_inputs(
         for (j, &(lo, hi)) in pairs.iter().enumerate() {
             if !(lo.is_finite() && hi.is_finite() && lo < hi) {
                 return Err(Failure::input(format!(
-                    "--x-range for column {}: needs finite LO < HI, got {lo},{hi}",
-                    names[j]
+                    "--x-range for column {}: needs finite LO < HI, got {},{}",
+                    names[j],
+                    fmt_param(lo),
+                    fmt_param(hi)
                 )));
             }
             if let Some(i) = (0..n).find(|&i| !(lo..=hi).contains(&x[(i, j)])) {
                 return Err(Failure::input(format!(
-                    "--x-range: column {} has {} (data row {}) outside the declared public                      range [{lo}, {hi}]; declare bounds that hold for every input",
+                    "--x-range: column {} has {} (data row {}) outside the declared public \
+                     range [{}, {}]; declare bounds that hold for every input",
                     names[j],
-                    x[(i, j)],
-                    i + 1
+                    fmt_param(x[(i, j)]),
+                    i + 1,
+                    fmt_param(lo),
+                    fmt_param(hi)
                 )));
             }
             maps.push((0.5 * (lo + hi), 0.25 * (hi - lo)));
@@ -278,7 +293,7 @@ fn scale_inputs(
         let ranges: Vec<String> = names
             .iter()
             .zip(&pairs)
-            .map(|(c, (lo, hi))| format!("{c} in [{lo}, {hi}]"))
+            .map(|(c, (lo, hi))| format!("{c} in [{}, {}]", fmt_param(*lo), fmt_param(*hi)))
             .collect();
         format!(
             "inputs scaled by the declared public ranges ({}) to [-2, 2]",
@@ -291,11 +306,14 @@ fn scale_inputs(
             let sd = (col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
             maps.push((mean, if sd > 0.0 { sd } else { 1.0 }));
         }
-        "inputs standardised by their own mean and s.d. (--x-standardise): the inputs are          treated as PUBLIC, as in the cloaking threat model; only the outputs are protected"
+        "inputs standardised by their own mean and s.d. (--x-standardise): the inputs are \
+         treated as PUBLIC, as in the cloaking threat model; only the outputs are protected"
             .to_string()
     } else {
         return Err(Failure::input(
-            "--data needs --x-range LO,HI (declared public input bounds, DESIGN rule 5) or              --x-standardise (inputs treated as public and standardised by their own mean and              s.d.)",
+            "--data needs --x-range LO,HI (declared public input bounds, DESIGN rule 5) or \
+             --x-standardise (inputs treated as public and standardised by their own mean and \
+             s.d.)",
         ));
     };
     for (j, &(shift, scale)) in maps.iter().enumerate() {
@@ -304,11 +322,32 @@ fn scale_inputs(
     Ok((x, maps[0].0, maps[0].1, note))
 }
 
+/// Refuses, before anything is read, public parameters that the library would only see after a
+/// transformation (σ_f enters squared, so a negative value would pass as its square), and
+/// `--folds` where no folds are used.
+fn validate(args: &GpArgs) -> Result<(), Failure> {
+    if let Some(sd) = args.signal_sd {
+        check_positive("signal_sd", sd)?;
+    }
+    check_positive("noise_ratio", args.noise_ratio)?;
+    if args.folds.is_some() && matches!(args.utility, UtilityArg::Lml) {
+        return Err(ignored(
+            "--folds",
+            "with --utility lml (the marginal likelihood uses no folds)",
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `dptune gp`.
-pub fn run(args: GpArgs) -> Result<Report, Failure> {
+pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
+    validate(&args)?;
     if let Some(p) = &args.plot {
         plot_file::check(p)?;
     }
+    // Public stages only (crate::progress): no row count, no lengthscale, no time.
+    let progress = Progress::new("dptune gp");
+    progress.stage("reading data");
     let data = load(&args)?;
     let grid = args.lengthscales.clone().unwrap_or_else(demo::default_grid);
     let signal_var = data.signal_sd * data.signal_sd;
@@ -316,7 +355,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
         grid: grid.clone(),
         signal_var,
         noise_var: args.noise_ratio * signal_var,
-        folds: args.folds,
+        folds: args.folds.unwrap_or(5),
         eps_select: args.eps_select,
         eps_predict: args.eps_predict,
         delta: args.delta,
@@ -353,6 +392,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     args.force
         .check(&cfg.resources(x_tr.nrows(), x_star.nrows()))?;
     args.budget.charge("gp", &cfg.cost(x_tr.nrows())?)?;
+    progress.stage("private selection and predictions");
     let release = private_gp(&x_tr, &y_tr, data.range, &x_star, &cfg, &mut rng)?;
     let sel = &release.value.selection;
     let pred = &release.value.predictions;
@@ -361,6 +401,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     let mean_sd = pred.noise_sd[..nt].iter().sum::<f64>() / nt as f64;
     // NOT PRIVATE diagnostics: computed only when asked for.
     let diag = if args.diagnostics {
+        progress.stage("not-private diagnostics");
         let test_rmse = (pred.values[..nt]
             .iter()
             .zip(&y_te)
@@ -390,7 +431,8 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     } else {
         None
     };
-    if let Some(path) = &args.plot {
+    // Drawn now, written by `main` after the report (plot_file: the report comes first).
+    let plot = args.plot.as_ref().map(|path| {
         let private = diag.as_ref().map(|d| PlotDiagnostics {
             x_tr: &x_tr,
             y_tr: &y_tr,
@@ -399,8 +441,8 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
             nonpriv: &d.nonpriv,
         });
         let svg = render_svg(&data, &x_tr, &x_te, &x_star, pred, nt, private);
-        plot_file::write(path, &svg)?;
-    }
+        plot_file::Pending::new(path, svg)
+    });
     // Every field is classified. [public] = a public input or computed from public inputs (the
     // inputs X, flags, the output range, the OS-keyed or seeded randomness of the split and the
     // folds, drawn independently of the outputs); [release] = the charged release or a function
@@ -420,7 +462,7 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
             "grid": grid,                                     // [public]
             "utility": sel.utility,                           // [public]
             "sensitivity": sel.sensitivity,                   // [public] from X and the folds
-            "folds": args.folds,                              // [public]
+            "folds": cfg.folds,                               // [public]
         },
         "predictions": {
             "values": pred.values[..nt],                      // [release] cloaked predictions
@@ -466,15 +508,15 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
     let _ = writeln!(
         human,
         "  outputs:      clipped into the declared range [{}, {}]",
-        data.range.lo(),
-        data.range.hi()
+        fmt_param(data.range.lo()),
+        fmt_param(data.range.hi())
     );
     let _ = writeln!(
         human,
         "  lengthscale:  {} (selected privately from {} candidates, {}-fold {:?}, Δu = {:.3})",
-        sel.lengthscale,
+        fmt_param(sel.lengthscale),
         grid.len(),
-        args.folds,
+        cfg.folds,
         sel.utility,
         sel.sensitivity
     );
@@ -520,9 +562,12 @@ pub fn run(args: GpArgs) -> Result<Report, Failure> {
             train.len()
         );
     }
-    Ok(Report {
-        json,
-        human: human.trim_end().to_string(),
+    Ok(Delivery {
+        report: Report {
+            json,
+            human: human.trim_end().to_string(),
+        },
+        plot,
     })
 }
 

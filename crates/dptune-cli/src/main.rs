@@ -6,11 +6,12 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod account;
 mod budget;
 mod federated;
+mod flags;
 mod gp;
 mod limits;
 mod output;
@@ -22,7 +23,7 @@ mod select;
 mod study;
 mod tune;
 
-use report::{Failure, Report};
+use report::{Delivery, Failure};
 
 /// Differentially private hyperparameter tuning with exact accounting.
 #[derive(Parser)]
@@ -53,35 +54,57 @@ enum Command {
     Study(study::StudyArgs),
 }
 
-fn run(command: Command, json: bool) -> Result<Report, Failure> {
+fn run(command: Command) -> Result<Delivery, Failure> {
     match command {
         Command::Account(args) => account::run(args),
-        Command::Budget(args) => budget::run(args),
-        Command::Select(args) => select::run(args),
-        Command::Federated(args) => federated::run(args, json),
+        Command::Budget(args) => budget::run(args).map(Delivery::from),
+        Command::Select(args) => select::run(args).map(Delivery::from),
+        Command::Federated(args) => federated::run(args).map(Delivery::from),
         Command::Gp(args) => gp::run(args),
-        Command::Tune(args) => tune::run(args),
-        Command::Study(args) => study::run(args, json),
+        Command::Tune(args) => tune::run(args).map(Delivery::from),
+        Command::Study(args) => study::run(args),
+    }
+}
+
+/// Prints the report, then writes the plot (if any): the report first, because it is what a
+/// `--budget` charge paid for and must not be lost to a plot that cannot be written. The plot
+/// is written even when the report could not be (it is the rest of the release). The status:
+/// the report's failure (141 or 2) if any, else the plot's (2), else 0.
+fn deliver(done: Delivery, json: bool) -> ExitCode {
+    let Delivery { report, plot } = done;
+    let text = if json {
+        report.json.to_string()
+    } else {
+        report.human
+    };
+    let printed = output::report(&text);
+    let plotted = plot.map_or(Ok(()), |p| p.write());
+    if let Err(f) = &plotted {
+        let after = match printed {
+            Ok(()) => " (the report was printed in full; only the plot is missing)",
+            Err(_) => "",
+        };
+        output::note(&format!("error: {}{after}", f.message));
+    }
+    match (printed, plotted) {
+        (Err(e), _) => output::failed(&e),
+        (Ok(()), Err(f)) => ExitCode::from(f.code as u8),
+        (Ok(()), Ok(())) => ExitCode::SUCCESS,
     }
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let matches = match flags::command(Cli::command()).try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return output::clap(&e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => return output::clap(&e),
     };
-    match run(cli.command, cli.json) {
-        Ok(report) => {
-            let text = if cli.json {
-                report.json.to_string()
-            } else {
-                report.human
-            };
-            match output::report(&text) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => output::failed(&e),
-            }
-        }
+    flags::set_path(&matches);
+    match run(cli.command) {
+        Ok(done) => deliver(done, cli.json),
         Err(f) => {
             output::note(&format!("error: {}", f.message));
             ExitCode::from(f.code as u8)

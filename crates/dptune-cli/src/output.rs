@@ -15,7 +15,9 @@
 //!
 //! Nothing here undoes work already done: a `--budget` charge is committed before the
 //! mechanism runs and the report is printed, so a report that cannot be written still counts
-//! against the budget (the release happened; only its delivery failed).
+//! against the budget (the release happened; only its delivery failed). For the same reason
+//! `main` prints the report before it writes a `--plot` file (`plot_file`): a plot that cannot
+//! be written ends the command with status 2 after the report, never instead of it.
 
 use std::io::{self, ErrorKind, Write};
 use std::process::ExitCode;

@@ -8,6 +8,12 @@
 //! target ([`replace`]): a full disk or a crash leaves the old file whole and never a truncated
 //! one, and a failed write removes its temporary file. (A symbolic link at the target is
 //! replaced by the new file, not followed.)
+//!
+//! A command does not write its plot itself: it hands a [`Pending`] plot to `main`, which
+//! prints the report first and writes the plot after it. The report is what a `--budget`
+//! charge paid for, so a plot that cannot be written (a full disk, the folder removed during
+//! the run) must not take the report with it: the command then exits 2 with a message, after
+//! the report.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -61,15 +67,33 @@ pub fn check(path: &Path) -> Result<(), Failure> {
         .map_err(|e| refuse(format!("cannot create a file in {}: {e}", dir.display())))
 }
 
-/// Writes `svg` to `path` in the format its extension names (see the module doc).
-pub fn write(path: &Path, svg: &str) -> Result<(), Failure> {
-    let cannot =
-        |e: &dyn std::fmt::Display| Failure::input(format!("cannot write {}: {e}", path.display()));
-    let bytes = match format_of(path)? {
-        Format::Svg => svg.as_bytes().to_vec(),
-        Format::Png => png(svg).map_err(|e| cannot(&e))?,
-    };
-    replace(path, &bytes).map_err(|e| cannot(&e))
+/// A drawn plot that is written after the report (see the module doc).
+pub struct Pending {
+    path: PathBuf,
+    svg: String,
+}
+
+impl Pending {
+    /// The plot `svg`, to be written to `path` (checked up front by [`check`]).
+    pub fn new(path: &Path, svg: String) -> Pending {
+        Pending {
+            path: path.to_path_buf(),
+            svg,
+        }
+    }
+
+    /// Writes the plot to its path in the format its extension names.
+    pub fn write(&self) -> Result<(), Failure> {
+        let path = &self.path;
+        let cannot = |e: &dyn std::fmt::Display| {
+            Failure::input(format!("cannot write {}: {e}", path.display()))
+        };
+        let bytes = match format_of(path)? {
+            Format::Svg => self.svg.as_bytes().to_vec(),
+            Format::Png => png(&self.svg).map_err(|e| cannot(&e))?,
+        };
+        replace(path, &bytes).map_err(|e| cannot(&e))
+    }
 }
 
 /// The PNG rendering of `svg`.

@@ -1,21 +1,25 @@
 //! Progress of a long command on standard error, leaking nothing about the private data.
 //!
+//! Every command that can run for seconds or more shows it (`tune`, `gp`, `federated simulate`,
+//! `study`, and the `account` subcommands that compute a privacy loss distribution or search).
+//!
 //! On a terminal: a spinner (indicatif) with the stage's name, cleared at the end; it may show
 //! details that only the person at the terminal sees (the final fit's epoch), and it turns
-//! with the clock, not with the runs.
+//! with the clock ([`SPIN`]), not with the runs.
 //!
 //! Anywhere else (a log file, a pipe, a CI job): plain lines that a log keeps,
 //! * one when each public stage starts (`dptune tune: reading data`, `…: tuning`,
-//!   `…: final fit`), the stages every run of the command goes through in the same order;
+//!   `…: final fit`), the stages every run of the command goes through in the same order, named
+//!   by the command, never by the data;
 //! * a heartbeat every [`HEARTBEAT`] of wall-clock time since the start, always the same text
 //!   (`dptune tune: still running`), so that hours without output are not mistaken for a hang.
 //!
-//! No line carries a number: no record count, no score, no number of candidate runs K, no
-//! per-run or elapsed time. What plain lines cannot hide is when they appear: the number of
-//! heartbeats, and the gaps between stage lines in a log that timestamps them, follow the run
-//! time, which reveals K (and grows with the data size). That is the timing channel of the run
-//! time itself, which the curator running the command sees anyway: docs/PRIVACY.md, "Trust
-//! model and timing" (keep such logs with the curator, or use `--cap`).
+//! No line carries a number: no record count, no score, no number of candidate runs K or of
+//! surviving clients, no per-run or elapsed time. What plain lines cannot hide is when they
+//! appear: the number of heartbeats, and the gaps between stage lines in a log that timestamps
+//! them, follow the run time, which reveals K (and grows with the data size). That is the
+//! timing channel of the run time itself, which the curator running the command sees anyway:
+//! docs/PRIVACY.md, "Trust model and timing" (keep such logs with the curator, or use `--cap`).
 
 use std::io::IsTerminal;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -30,20 +34,22 @@ use crate::output;
 /// Time between two heartbeat lines.
 pub const HEARTBEAT: Duration = Duration::from_secs(60);
 
+/// Time between two turns of the spinner on a terminal.
+const SPIN: Duration = Duration::from_millis(200);
+
 /// Where plain lines go (standard error, or a test's buffer).
 type Sink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The progress display of one command; stopped when dropped.
 pub struct Progress {
     command: &'static str,
+    /// The current stage's name.
+    stage: Mutex<String>,
     display: Display,
 }
 
 enum Display {
-    Spinner {
-        bar: ProgressBar,
-        stage: Mutex<String>,
-    },
+    Spinner(ProgressBar),
     Lines {
         sink: Sink,
         /// Dropping the sender stops the heartbeat thread.
@@ -61,12 +67,11 @@ impl Progress {
             if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
                 bar.set_style(style);
             }
+            bar.enable_steady_tick(SPIN);
             Progress {
                 command,
-                display: Display::Spinner {
-                    bar,
-                    stage: Mutex::new(String::new()),
-                },
+                stage: Mutex::new(String::new()),
+                display: Display::Spinner(bar),
             }
         } else {
             Progress::lines(command, HEARTBEAT, Arc::new(output::note))
@@ -90,6 +95,7 @@ impl Progress {
         });
         Progress {
             command,
+            stage: Mutex::new(String::new()),
             display: Display::Lines {
                 sink,
                 stop: Some(stop),
@@ -98,33 +104,27 @@ impl Progress {
         }
     }
 
-    /// A new public stage starts.
+    /// A public stage starts. Naming the current stage again shows nothing, so a callback
+    /// called once per unit of work (from any thread) may name its stage every time.
     pub fn stage(&self, name: &str) {
+        let Ok(mut current) = self.stage.lock() else {
+            return;
+        };
+        if *current == name {
+            return;
+        }
+        name.clone_into(&mut current);
         match &self.display {
-            Display::Spinner { bar, stage } => {
-                if let Ok(mut s) = stage.lock() {
-                    *s = name.to_string();
-                }
-                bar.set_message(name.to_string());
-                bar.tick();
-            }
+            Display::Spinner(bar) => bar.set_message(name.to_string()),
             Display::Lines { sink, .. } => sink(&format!("{}: {name}", self.command)),
         }
     }
 
     /// A detail of the current stage, shown on a terminal only (see the module doc).
     pub fn detail(&self, text: &str) {
-        if let Display::Spinner { bar, stage } = &self.display {
-            let stage = stage.lock().map(|s| s.clone()).unwrap_or_default();
+        if let Display::Spinner(bar) = &self.display {
+            let stage = self.stage.lock().map(|s| s.clone()).unwrap_or_default();
             bar.set_message(format!("{stage}: {text}"));
-            bar.tick();
-        }
-    }
-
-    /// Turns the spinner (called with the clock, never once per run).
-    pub fn tick(&self) {
-        if let Display::Spinner { bar, .. } = &self.display {
-            bar.tick();
         }
     }
 }
@@ -132,7 +132,7 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         match &mut self.display {
-            Display::Spinner { bar, .. } => bar.finish_and_clear(),
+            Display::Spinner(bar) => bar.finish_and_clear(),
             Display::Lines {
                 stop, heartbeat, ..
             } => {
@@ -162,8 +162,9 @@ mod tests {
         let p = Progress::lines("dptune tune", Duration::from_millis(40), sink);
         p.stage("tuning");
         p.detail("epoch 3/10");
-        p.tick();
+        p.stage("tuning");
         std::thread::sleep(Duration::from_millis(150));
+        p.stage("final fit");
         p.stage("final fit");
         drop(p);
         let lines = seen.lock().unwrap().clone();

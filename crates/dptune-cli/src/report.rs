@@ -1,7 +1,10 @@
-//! What a subcommand hands back to `main`: a JSON object for `--json` and a human rendering,
-//! plus the mapping from library errors to exit codes (0 ok, 2 bad input, 3 refused).
+//! What a subcommand hands back to `main`: a JSON object for `--json` and a human rendering
+//! (and a plot to write after them), plus the mapping from library errors to exit codes (0 ok,
+//! 2 bad input, 3 refused).
 
 use serde_json::Value;
+
+use crate::plot_file::Pending;
 
 /// A finished command's output in both forms.
 pub struct Report {
@@ -9,6 +12,21 @@ pub struct Report {
     pub json: Value,
     /// What a person reads by default.
     pub human: String,
+}
+
+/// What a command hands back to `main`: its report, and a plot to write after the report is
+/// printed (`plot_file`: a plot that cannot be written must not lose the report).
+pub struct Delivery {
+    /// Printed first.
+    pub report: Report,
+    /// Written after the report (`--plot`).
+    pub plot: Option<Pending>,
+}
+
+impl From<Report> for Delivery {
+    fn from(report: Report) -> Self {
+        Self { report, plot: None }
+    }
 }
 
 /// A failed command: the message and the exit code.
@@ -34,16 +52,53 @@ impl From<dptune::Error> for Failure {
     fn from(e: dptune::Error) -> Self {
         Self {
             code: if e.is_refusal() { 3 } else { 2 },
-            message: e.to_string(),
+            message: crate::flags::describe(&e),
         }
     }
 }
 
-/// Formats a privacy parameter for people: enough digits to compare with papers.
+/// Formats a number for people: the one rule for numbers in text output and messages
+/// ([`dptune::privacy::fmt_number`], which the library's own texts use too). JSON keeps the full
+/// value as a number.
 pub fn fmt_param(x: f64) -> String {
-    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
-        format!("{x:.6}")
+    dptune::privacy::fmt_number(x)
+}
+
+/// `eps` if it is finite; an infinite epsilon promises nothing, so it is reported as such (exit
+/// 2, naming `what`) rather than printed as `inf` or a JSON `null`.
+pub fn finite(eps: f64, what: &str) -> Result<f64, Failure> {
+    if eps.is_finite() {
+        Ok(eps)
     } else {
-        format!("{x:.4e}")
+        Err(Failure::input(format!(
+            "the epsilon {what} is not finite at these inputs: they give no (epsilon, delta) \
+             privacy guarantee (more noise, fewer steps or runs, or a larger delta would)"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_param;
+
+    #[test]
+    fn numbers_have_a_bounded_length() {
+        let cases = [
+            (0.0, "0"),
+            (1.0, "1"),
+            (-1.0, "-1"),
+            (0.5, "0.5"),
+            (38.673_189_4, "38.673189"),
+            (1e-5, "1e-5"),
+            (1.23456e-5, "1.2346e-5"),
+            (1e-300, "1e-300"),
+            (1e300, "1e300"),
+            (123_456.7, "123456.7"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(fmt_param(x), want, "{x}");
+        }
     }
 }

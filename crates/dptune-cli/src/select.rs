@@ -11,8 +11,10 @@ use dptune::select::{
     ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
     LaplaceNoisyMax, Mechanism, NoisyTopK, PermuteAndFlip, Sensitivity, TopKMethod,
 };
+use dptune::Error;
 use serde_json::{json, Value};
 
+use crate::flags::ignored;
 use crate::report::{fmt_param, Failure, Report};
 
 /// Neighbour relation on the command line.
@@ -42,32 +44,32 @@ pub struct SelectArgs {
     /// Privacy parameter ε (per round for top-k).
     #[arg(long)]
     epsilon: f64,
-    /// δ (required by gaussian).
+    /// δ (gaussian only, which requires it).
     #[arg(long)]
     delta: Option<f64>,
-    /// Per-candidate sensitivity Δ.
+    /// Per-candidate sensitivity Δ (every mechanism but gem).
     #[arg(long)]
     sensitivity: Option<f64>,
-    /// File with one sensitivity per candidate (gem).
+    /// File with one sensitivity per candidate (gem only, which requires it).
     #[arg(long)]
     sensitivities: Option<PathBuf>,
-    /// Scores are monotone (range R = Δ instead of 2Δ).
+    /// Scores are monotone (range R = Δ instead of 2Δ; not gem).
     #[arg(long)]
     monotonic: bool,
     /// Lower scores are better.
     #[arg(long)]
     minimize: bool,
-    /// Number of candidates to release (top-k).
+    /// Number of candidates to release (top-k only, which requires it).
     #[arg(long)]
     k: Option<usize>,
-    /// Top-k method.
-    #[arg(long, value_enum, default_value = "permute-and-flip")]
-    top_k_method: TopKArg,
-    /// GEM failure probability β.
-    #[arg(long, default_value_t = 0.1)]
-    beta: f64,
-    /// Gaussian: centre monotone add/remove scores (L2 sensitivity (Δ/2)√m).
+    /// Top-k method (top-k; default permute-and-flip).
+    #[arg(long, value_enum)]
+    top_k_method: Option<TopKArg>,
+    /// GEM failure probability β (gem; default 0.1).
     #[arg(long)]
+    beta: Option<f64>,
+    /// Gaussian: centre monotone add/remove scores (L2 sensitivity (Δ/2)√m).
+    #[arg(long, conflicts_with = "l2_sensitivity")]
     centred: bool,
     /// Gaussian: a declared L2 sensitivity of the whole score vector.
     #[arg(long)]
@@ -86,7 +88,7 @@ pub struct SelectArgs {
     repeat: Option<usize>,
     /// Print the exact selection probabilities instead of selecting (NON-PRIVATE: for
     /// analysis of public or synthetic scores only).
-    #[arg(long, conflicts_with = "budget")]
+    #[arg(long, conflicts_with_all = ["budget", "repeat", "seed"])]
     probabilities: bool,
     /// Scores file (one per line, or CSV with --column); stdin if absent or `-`.
     scores: Option<PathBuf>,
@@ -144,6 +146,108 @@ fn parse_scores(text: &str, column: Option<&str>) -> Result<Vec<f64>, Failure> {
     }
 }
 
+/// Refuses, before anything is read, the flags that `mechanism` does not read (each would be
+/// silently dropped) and the flags it needs but lacks.
+fn validate(a: &SelectArgs, mechanism: Mechanism) -> Result<(), Failure> {
+    let is = |m: Mechanism| mechanism == m;
+    let only = |m: Mechanism| format!("except with --mechanism {m}");
+    let given: [(&str, bool, bool, String); 8] = [
+        (
+            "--delta",
+            a.delta.is_some(),
+            is(Mechanism::Gaussian),
+            only(Mechanism::Gaussian),
+        ),
+        (
+            "--centred",
+            a.centred,
+            is(Mechanism::Gaussian),
+            only(Mechanism::Gaussian),
+        ),
+        (
+            "--l2-sensitivity",
+            a.l2_sensitivity.is_some(),
+            is(Mechanism::Gaussian),
+            only(Mechanism::Gaussian),
+        ),
+        (
+            "--k",
+            a.k.is_some(),
+            is(Mechanism::TopK),
+            only(Mechanism::TopK),
+        ),
+        (
+            "--top-k-method",
+            a.top_k_method.is_some(),
+            is(Mechanism::TopK),
+            only(Mechanism::TopK),
+        ),
+        (
+            "--beta",
+            a.beta.is_some(),
+            is(Mechanism::Gem),
+            only(Mechanism::Gem),
+        ),
+        (
+            "--sensitivities",
+            a.sensitivities.is_some(),
+            is(Mechanism::Gem),
+            only(Mechanism::Gem),
+        ),
+        (
+            "--sensitivity",
+            a.sensitivity.is_some(),
+            !is(Mechanism::Gem),
+            "with --mechanism gem (it reads one per candidate from --sensitivities)".into(),
+        ),
+    ];
+    for (flag, present, read, because) in &given {
+        if *present && !*read {
+            return Err(ignored(flag, because));
+        }
+    }
+    if a.monotonic && is(Mechanism::Gem) {
+        return Err(ignored("--monotonic", "with --mechanism gem"));
+    }
+    let needs = |flag: &str, present: bool| {
+        if present {
+            Ok(())
+        } else {
+            Err(Failure::input(format!(
+                "--mechanism {mechanism} needs {flag}"
+            )))
+        }
+    };
+    match mechanism {
+        Mechanism::Gem => needs(
+            "--sensitivities FILE (one per candidate)",
+            a.sensitivities.is_some(),
+        )?,
+        _ => needs("--sensitivity", a.sensitivity.is_some())?,
+    }
+    if is(Mechanism::TopK) {
+        needs("--k", a.k.is_some())?;
+    }
+    if is(Mechanism::Gaussian) {
+        needs("--delta", a.delta.is_some())?;
+    }
+    if a.probabilities
+        && !matches!(
+            mechanism,
+            Mechanism::Exponential | Mechanism::Gumbel | Mechanism::Gem | Mechanism::PermuteAndFlip
+        )
+    {
+        return Err(Failure::input(format!(
+            "--probabilities is available for exponential, gumbel, gem and permute-and-flip, \
+             not {mechanism}"
+        )));
+    }
+    if a.repeat == Some(0) {
+        return Err(Error::invalid("repeat", 0, "must be at least 1").into());
+    }
+    Ok(())
+}
+
 /// The spent object: ε (and δ) and ρ where the guarantee states them.
 fn spent_json(g: &Guarantee) -> Value {
     let mut out = serde_json::Map::new();
@@ -179,6 +283,7 @@ enum Prepared {
 pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     let mechanism: Mechanism = a.mechanism.parse()?;
     let mechanism = mechanism.as_selection()?;
+    validate(&a, mechanism)?;
     let scores = parse_scores(&read_source(&a.scores)?, a.column.as_deref())?;
     let goal = if a.minimize {
         Goal::Minimize
@@ -190,9 +295,7 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
         NeighboursArg::Replace => Neighbours::Replace,
     };
     let sensitivity = || -> Result<Sensitivity, Failure> {
-        let d = a
-            .sensitivity
-            .ok_or_else(|| Failure::input("--sensitivity is required for this mechanism"))?;
+        let d = a.sensitivity.unwrap_or_default(); // required by `validate`
         Ok(Sensitivity::new(d, a.monotonic)?)
     };
     let (eps, m) = (a.epsilon, scores.len());
@@ -250,11 +353,9 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
             )
         }
         Mechanism::Gem => {
-            let path = a.sensitivities.clone().ok_or_else(|| {
-                Failure::input("gem needs --sensitivities FILE (one per candidate)")
-            })?;
-            let sens = parse_scores(&read_source(&Some(path))?, None)?;
-            let x = GeneralizedExponential::new(&scores, goal, &sens, eps, a.beta, neighbours)?;
+            let sens = parse_scores(&read_source(&a.sensitivities)?, None)?;
+            let beta = a.beta.unwrap_or(0.1);
+            let x = GeneralizedExponential::new(&scores, goal, &sens, eps, beta, neighbours)?;
             let (g, p) = (x.guarantee().clone(), x.probabilities());
             (
                 Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
@@ -263,8 +364,8 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
             )
         }
         Mechanism::TopK => {
-            let k = a.k.ok_or_else(|| Failure::input("top-k needs --k"))?;
-            let method = match a.top_k_method {
+            let k = a.k.unwrap_or_default(); // required by `validate`
+            let method = match a.top_k_method.unwrap_or(TopKArg::PermuteAndFlip) {
                 TopKArg::PermuteAndFlip => TopKMethod::PermuteAndFlip,
                 TopKArg::Gumbel => TopKMethod::Gumbel,
             };
@@ -277,8 +378,8 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     if a.probabilities {
         let p = probs.ok_or_else(|| {
             Failure::input(format!(
-                "--probabilities is available for exponential, gumbel, gem and \
-                 permute-and-flip (m <= 10000), not {mechanism}"
+                "--probabilities for permute-and-flip is available up to 10000 candidates; \
+                 these scores have {m}"
             ))
         })?;
         let human = p
@@ -303,12 +404,20 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
         None => SecureRng::from_os()?,
     };
     let repeat = a.repeat.unwrap_or(1);
-    if repeat == 0 {
-        return Err(Failure::input("--repeat must be at least 1"));
-    }
     let mut total = guarantee.clone();
     for _ in 1..repeat {
         total = total.compose(&guarantee)?;
+    }
+    // Composed deltas add up: at delta >= 1 the (epsilon, delta) bound promises nothing.
+    if let Some(d) = total.bounds().iter().find_map(|b| match b {
+        Bound::Approx { delta, .. } if *delta >= 1.0 => Some(*delta),
+        _ => None,
+    }) {
+        return Err(Failure::input(format!(
+            "--repeat {repeat} composes the (epsilon, delta) bound to delta = {} >= 1, which \
+             promises nothing: lower --repeat or --delta (nothing was charged)",
+            fmt_param(d)
+        )));
     }
     a.budget.charge("select", &total)?;
     let spent = spent_json(&total);

@@ -9,23 +9,25 @@ use dptune::study::{
     load_table, plot, recommend, run_study, table_from_values, Columns, ScoreModel, ScoreTable,
     StudyMethod, StudyOptions, StudyReport,
 };
-use indicatif::{ProgressBar, ProgressStyle};
+use dptune::Error;
 use serde_json::{json, Value};
 
+use crate::flags::ignored;
 use crate::plot_file;
-use crate::report::{Failure, Report};
+use crate::progress::Progress;
+use crate::report::{fmt_param, Delivery, Failure, Report};
 
 /// Arguments of `dptune study`.
 #[derive(Args)]
 pub struct StudyArgs {
     /// Table: CSV (optionally gzip) with a header, or a JSON object {configuration: score}.
     table: Option<PathBuf>,
-    /// Validation-score column, or the base name B of per-seed columns B_seed0, B_seed1, ...
-    /// (then seed 0 is the validation score).
+    /// Validation-score column of a CSV table, or the base name B of per-seed columns B_seed0,
+    /// B_seed1, ... (then seed 0 is the validation score).
     #[arg(long)]
     score: Option<String>,
-    /// Test-score column (or per-seed base name, averaged). Default: the mean of the other
-    /// seeds of the score column.
+    /// Test-score column of a CSV table (or per-seed base name, averaged). Default: the mean of
+    /// the other seeds of the score column.
     #[arg(long)]
     test_score: Option<String>,
     /// Larger scores are better (default).
@@ -43,22 +45,23 @@ pub struct StudyArgs {
     /// Scores are not monotone between neighbours (range 2Δ instead of Δ).
     #[arg(long)]
     non_monotone: bool,
-    /// Total budgets ε, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "0.01,0.1,0.3,1,3,10")]
-    epsilons: Vec<f64>,
-    /// Repetitions per sampled (method, budget).
-    #[arg(long, default_value_t = 1000)]
-    repetitions: usize,
+    /// Total budgets ε, comma-separated (not with --recommend) [default: 0.01,0.1,0.3,1,3,10].
+    #[arg(long, value_delimiter = ',')]
+    epsilons: Option<Vec<f64>>,
+    /// Repetitions per sampled (method, budget) [default: 1000; with --recommend 400, and at
+    /// most 400].
+    #[arg(long)]
+    repetitions: Option<usize>,
     /// Seed of the study (reproducible research run).
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// E[K] of Liu-Talwar and Papernot-Steinke.
     #[arg(long, default_value_t = 10.0)]
     mean_runs: f64,
-    /// δ of Gaussian report-noisy-max.
-    #[arg(long, default_value_t = 1e-6)]
-    delta: f64,
-    /// Methods to compare, comma-separated (default: all).
+    /// δ of Gaussian report-noisy-max (not with --recommend) [default: 1e-6].
+    #[arg(long)]
+    delta: Option<f64>,
+    /// Methods to compare, comma-separated (default: all; not with --recommend).
     #[arg(long, value_delimiter = ',')]
     methods: Vec<String>,
     /// Write a plot of mean regret against ε (`.svg`, or `.png` rasterised from it).
@@ -71,11 +74,11 @@ pub struct StudyArgs {
     /// sensitivity bound/n, under the study's model.
     #[arg(long)]
     recommend: bool,
-    /// Number of candidates (for --recommend; default: the table's size).
-    #[arg(long)]
+    /// Number of candidates (for --recommend, instead of a table).
+    #[arg(long, requires = "recommend", conflicts_with = "table")]
     candidates: Option<usize>,
     /// Total budget (for --recommend).
-    #[arg(long)]
+    #[arg(long, requires = "recommend")]
     epsilon: Option<f64>,
     /// Run --recommend even if its estimated memory or time exceeds what this machine has
     /// (never past what a 64-bit process can address).
@@ -123,11 +126,69 @@ fn load(args: &StudyArgs, path: &PathBuf, goal: Goal) -> Result<ScoreTable, Fail
     }
 }
 
+/// Most repetitions `--recommend` runs per method.
+const RECOMMEND_REPETITIONS: usize = 400;
+
+/// Refuses, before anything is read, the flags that the mode (`--recommend` or a study) or the
+/// table's kind does not read: each would be silently dropped.
+fn validate(args: &StudyArgs) -> Result<(), Failure> {
+    if args.recommend {
+        let study_only = [
+            ("--plot", args.plot.is_some()),
+            ("--title", args.title.is_some()),
+            ("--methods", !args.methods.is_empty()),
+            ("--epsilons", args.epsilons.is_some()),
+            ("--delta", args.delta.is_some()),
+            ("--test-score", args.test_score.is_some()),
+            ("--minimize", args.minimize),
+            ("--maximize", args.maximize),
+        ];
+        for (flag, given) in study_only {
+            if given {
+                return Err(ignored(
+                    flag,
+                    "with --recommend (it reads only the number of candidates)",
+                ));
+            }
+        }
+        if let Some(r) = args.repetitions.filter(|&r| r > RECOMMEND_REPETITIONS) {
+            return Err(Error::invalid(
+                "repetitions",
+                r,
+                format!("--recommend runs at most {RECOMMEND_REPETITIONS} per method"),
+            )
+            .into());
+        }
+    }
+    let json_table = args
+        .table
+        .as_ref()
+        .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
+    if json_table {
+        for (flag, given) in [
+            ("--score", args.score.is_some()),
+            ("--test-score", args.test_score.is_some()),
+        ] {
+            if given {
+                return Err(ignored(
+                    flag,
+                    "with a JSON table (its values are the scores)",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs `dptune study`.
-pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
+pub fn run(args: StudyArgs) -> Result<Delivery, Failure> {
+    validate(&args)?;
     if let Some(p) = &args.plot {
         plot_file::check(p)?;
     }
+    // Public stages (crate::progress); on a terminal also the count of finished cells (methods
+    // times budgets, public).
+    let progress = Progress::new("dptune study");
     let goal = if args.minimize {
         Goal::Minimize
     } else {
@@ -138,7 +199,10 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
         .ok_or_else(|| Failure::input("give the validation-set size with --n N"))?;
     let model = ScoreModel::new(n, args.bound, !args.non_monotone)?;
     let table = match &args.table {
-        Some(p) => Some(load(&args, p, goal)?),
+        Some(p) => {
+            progress.stage("reading the table");
+            Some(load(&args, p, goal)?)
+        }
         None => None,
     };
     if args.recommend {
@@ -154,8 +218,9 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
         let eps = args
             .epsilon
             .ok_or_else(|| Failure::input("--recommend needs the total budget --epsilon E"))?;
-        let reps = args.repetitions.min(400);
+        let reps = args.repetitions.unwrap_or(RECOMMEND_REPETITIONS);
         crate::limits::check(&recommend::resources(m, reps, args.mean_runs), args.force)?;
+        progress.stage("comparing the methods");
         let r = recommend(m, eps, &model, args.mean_runs, reps, args.seed)?;
         let mut human = format!("recommendation: {}\n{}\n\n", r.method, r.reason);
         human.push_str("method              expected regret (fraction of range)   runs needed\n");
@@ -171,7 +236,8 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
         return Ok(Report {
             json: serde_json::to_value(&r).expect("serialisable"),
             human: human.trim_end().to_string(),
-        });
+        }
+        .into());
     }
     let table = table.ok_or_else(|| Failure::input("give a table file"))?;
     let methods = if args.methods.is_empty() {
@@ -183,28 +249,19 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
             .collect::<Result<Vec<StudyMethod>, _>>()?
     };
     let options = StudyOptions {
-        epsilons: args.epsilons.clone(),
-        repetitions: args.repetitions,
+        epsilons: args
+            .epsilons
+            .clone()
+            .unwrap_or_else(|| vec![0.01, 0.1, 0.3, 1.0, 3.0, 10.0]),
+        repetitions: args.repetitions.unwrap_or(1000),
         seed: args.seed,
         mean_runs: args.mean_runs,
-        delta: args.delta,
+        delta: args.delta.unwrap_or(1e-6),
         methods,
     };
-    let bar = if json_out {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(0).with_style(
-            ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} cells ({elapsed})")
-                .expect("valid template"),
-        )
-    };
-    bar.set_message("study");
-    let tick = |done: usize, total: usize| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    };
+    progress.stage("simulating the tuners");
+    let tick = |done: usize, total: usize| progress.detail(&format!("{done}/{total} cells"));
     let report = run_study(&table, &model, &options, Some(&tick))?;
-    bar.finish_and_clear();
     let title = args.title.clone().unwrap_or_else(|| {
         args.table
             .as_ref()
@@ -212,14 +269,19 @@ pub fn run(args: StudyArgs, json_out: bool) -> Result<Report, Failure> {
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default()
     });
-    if let Some(p) = &args.plot {
-        plot_file::write(p, &plot::svg(&report, &title))?;
-    }
+    // Drawn now, written by `main` after the report (plot_file: the report comes first).
+    let plot = args
+        .plot
+        .as_ref()
+        .map(|p| plot_file::Pending::new(p, plot::svg(&report, &title)));
     let mut json = serde_json::to_value(&report).expect("serialisable");
     json["title"] = json!(title);
-    Ok(Report {
-        json,
-        human: human(&report, &title),
+    Ok(Delivery {
+        report: Report {
+            json,
+            human: human(&report, &title),
+        },
+        plot,
     })
 }
 
@@ -262,7 +324,7 @@ fn human(r: &StudyReport, title: &str) -> String {
         s.push_str(&format!(
             "{:<18}{:>9}{:>12.6}{:>11.6}{:>11.6}{:>11.6}{:>11.6}  {}\n",
             c.method.name(),
-            c.epsilon,
+            fmt_param(c.epsilon),
             c.mean,
             c.se,
             c.p10,

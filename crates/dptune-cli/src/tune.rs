@@ -15,6 +15,7 @@ use serde_json::{json, Value as Json};
 
 use dptune::data::Records;
 use dptune::data::{bundled, load_csv, Dataset, Schema, Task, BUNDLED_NAMES};
+use dptune::error::check_positive;
 use dptune::learn::pipeline::{
     oracle_on_test, tune, Events, LearnerKind, Outcome, Plan, Size, SizeUsed, COUNT_SHARE,
 };
@@ -22,7 +23,9 @@ use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
 use dptune::privacy::Guarantee;
 use dptune::tune::{Config, Domain, Fractions, Method, SearchSpace, Value};
+use dptune::Error;
 
+use crate::flags::ignored;
 use crate::progress::Progress;
 use crate::report::{fmt_param, Failure, Report};
 
@@ -32,13 +35,14 @@ enum LearnerArg {
     DpsgdLogistic,
     /// DP-SGD one-hidden-layer MLP (--hidden units).
     DpsgdMlp,
-    /// Logistic regression by objective perturbation (binary labels; replace-one neighbours).
+    /// Logistic regression by output perturbation of a certified minimiser (binary labels;
+    /// replace-one neighbours; the name is historical).
     Objpert,
     /// Ridge regression by sufficient-statistics perturbation (numeric labels).
     Ridge,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum TunerArg {
     /// Papernot–Steinke: truncated negative binomial repeats (--eta; 0 = logarithmic).
     PapernotSteinke,
@@ -70,20 +74,22 @@ pub struct TuneArgs {
     /// The learner.
     #[arg(long, value_enum, default_value = "dpsgd-logistic")]
     learner: LearnerArg,
-    /// Hidden units of the MLP.
-    #[arg(long, default_value_t = 32)]
-    hidden: usize,
+    /// Hidden units of the MLP (dpsgd-mlp only; default 32).
+    #[arg(long)]
+    hidden: Option<usize>,
     /// The private tuner.
     #[arg(long, value_enum, default_value = "papernot-steinke")]
     tuner: TunerArg,
-    /// Expected number of runs (repeat tuners), 1/gamma for --tuner threshold.
-    #[arg(long, default_value_t = 10.0)]
-    mean_runs: f64,
-    /// The truncated negative binomial's eta (Papernot–Steinke): 0 logarithmic, 1 geometric.
-    #[arg(long, default_value_t = 0.0)]
-    eta: f64,
-    /// The public score threshold of --tuner threshold (in the scorer's units: noisy correct
-    /// count, or minus the noisy clipped loss).
+    /// Expected number of runs (repeat tuners), 1/gamma for --tuner threshold; not with
+    /// exhaustive (default 10).
+    #[arg(long)]
+    mean_runs: Option<f64>,
+    /// The truncated negative binomial's eta (papernot-steinke only): 0 logarithmic, 1
+    /// geometric (default 0).
+    #[arg(long)]
+    eta: Option<f64>,
+    /// The public score threshold of --tuner threshold, which requires it (in the scorer's
+    /// units: noisy correct count, or minus the noisy clipped loss).
     #[arg(long)]
     threshold: Option<f64>,
     /// Total epsilon (tuning and final fit together).
@@ -108,9 +114,9 @@ pub struct TuneArgs {
     #[arg(long, value_name = "N")]
     public_size: Option<u64>,
     /// Share of --epsilon spent on the noisy record count that DP-SGD plans its schedule with
-    /// (when no --public-size is given; part of the total).
-    #[arg(long, default_value_t = COUNT_SHARE, conflicts_with = "public_size")]
-    count_share: f64,
+    /// (DP-SGD learners, when no --public-size is given; part of the total) [default: 0.02].
+    #[arg(long, conflicts_with = "public_size")]
+    count_share: Option<f64>,
     /// Capped mode: always execute exactly T candidate slots (keep the first min(K, T)), so
     /// the run time does not reveal the number of runs K; the truncation is charged in delta.
     #[arg(long, value_name = "T")]
@@ -226,18 +232,98 @@ fn load_data(a: &TuneArgs) -> Result<(String, Dataset, Option<Dataset>), Failure
     Ok((b.name.to_string(), b.train(), Some(b.test())))
 }
 
+impl TuneArgs {
+    /// `--mean-runs`, or its default.
+    fn mean_runs(&self) -> f64 {
+        self.mean_runs.unwrap_or(10.0)
+    }
+
+    /// `--eta`, or its default (logarithmic repeats).
+    fn eta(&self) -> f64 {
+        self.eta.unwrap_or(0.0)
+    }
+}
+
+/// Refuses, before anything is read, the flags that the chosen learner or tuner does not read
+/// (each would be silently dropped), and the values no run could use.
+fn validate(a: &TuneArgs) -> Result<(), Failure> {
+    let dpsgd = matches!(a.learner, LearnerArg::DpsgdLogistic | LearnerArg::DpsgdMlp);
+    let checks: [(&str, bool, bool, &str); 6] = [
+        (
+            "--hidden",
+            a.hidden.is_some(),
+            a.learner == LearnerArg::DpsgdMlp,
+            "except with --learner dpsgd-mlp",
+        ),
+        (
+            "--threshold",
+            a.threshold.is_some(),
+            a.tuner == TunerArg::Threshold,
+            "except with --tuner threshold",
+        ),
+        (
+            "--eta",
+            a.eta.is_some(),
+            a.tuner == TunerArg::PapernotSteinke,
+            "except with --tuner papernot-steinke (liu-talwar is eta = 1)",
+        ),
+        (
+            "--mean-runs",
+            a.mean_runs.is_some(),
+            a.tuner != TunerArg::Exhaustive,
+            "with --tuner exhaustive (it runs every grid point once)",
+        ),
+        (
+            "--count-share",
+            a.count_share.is_some(),
+            dpsgd,
+            "with this --learner (only DP-SGD plans with a record count)",
+        ),
+        (
+            "--public-size",
+            a.public_size.is_some(),
+            dpsgd,
+            "with this --learner (only DP-SGD plans with a record count)",
+        ),
+    ];
+    for (flag, given, read, because) in checks {
+        if given && !read {
+            return Err(ignored(flag, because));
+        }
+    }
+    if a.hidden == Some(0) {
+        return Err(Error::invalid("hidden", 0, "must be >= 1").into());
+    }
+    match a.threshold {
+        None if a.tuner == TunerArg::Threshold => {
+            return Err(Failure::input(
+                "--tuner threshold needs --threshold (a public score threshold)",
+            ))
+        }
+        Some(t) if !t.is_finite() => {
+            return Err(Error::invalid("threshold", t, "must be a finite score").into())
+        }
+        _ => {}
+    }
+    check_positive("mean_runs", a.mean_runs())?;
+    if a.compare && a.data.is_some() && a.test.is_none() {
+        return Err(Failure::input(
+            "--compare needs a public test split (--test) with --data",
+        ));
+    }
+    Ok(())
+}
+
 fn method(a: &TuneArgs, space: &SearchSpace) -> Result<Method, Failure> {
     Ok(match a.tuner {
         TunerArg::PapernotSteinke => {
-            Method::RepeatAndSelect(Repeats::tnb_with_mean(a.eta, a.mean_runs)?)
+            Method::RepeatAndSelect(Repeats::tnb_with_mean(a.eta(), a.mean_runs())?)
         }
-        TunerArg::LiuTalwar => Method::RepeatAndSelect(Repeats::geometric(1.0 / a.mean_runs)?),
-        TunerArg::Poisson => Method::RepeatAndSelect(Repeats::poisson(a.mean_runs)?),
+        TunerArg::LiuTalwar => Method::RepeatAndSelect(Repeats::geometric(1.0 / a.mean_runs())?),
+        TunerArg::Poisson => Method::RepeatAndSelect(Repeats::poisson(a.mean_runs())?),
         TunerArg::Threshold => Method::Threshold {
-            threshold: a.threshold.ok_or_else(|| {
-                Failure::input("--tuner threshold needs --threshold (a public score threshold)")
-            })?,
-            gamma: 1.0 / a.mean_runs,
+            threshold: a.threshold.unwrap_or_default(), // required by `validate`
+            gamma: 1.0 / a.mean_runs(),
         },
         TunerArg::Exhaustive => Method::Exhaustive {
             runs: space.grid()?.len(),
@@ -246,20 +332,17 @@ fn method(a: &TuneArgs, space: &SearchSpace) -> Result<Method, Failure> {
 }
 
 fn tuner_name(a: &TuneArgs) -> String {
+    let (eta, mean) = (fmt_param(a.eta()), fmt_param(a.mean_runs()));
     match a.tuner {
-        TunerArg::PapernotSteinke if a.eta == 0.0 => {
-            format!(
-                "Papernot-Steinke (logarithmic repeats, mean {})",
-                a.mean_runs
-            )
+        TunerArg::PapernotSteinke if a.eta() == 0.0 => {
+            format!("Papernot-Steinke (logarithmic repeats, mean {mean})")
         }
-        TunerArg::PapernotSteinke => format!(
-            "Papernot-Steinke (truncated negative binomial, eta {}, mean {})",
-            a.eta, a.mean_runs
-        ),
-        TunerArg::LiuTalwar => format!("Liu-Talwar (geometric repeats, mean {})", a.mean_runs),
-        TunerArg::Poisson => format!("Papernot-Steinke (Poisson repeats, mean {})", a.mean_runs),
-        TunerArg::Threshold => format!("Liu-Talwar threshold (stop probability 1/{})", a.mean_runs),
+        TunerArg::PapernotSteinke => {
+            format!("Papernot-Steinke (truncated negative binomial, eta {eta}, mean {mean})")
+        }
+        TunerArg::LiuTalwar => format!("Liu-Talwar (geometric repeats, mean {mean})"),
+        TunerArg::Poisson => format!("Papernot-Steinke (Poisson repeats, mean {mean})"),
+        TunerArg::Threshold => format!("Liu-Talwar threshold (stop probability 1/{mean})"),
         TunerArg::Exhaustive => "exhaustive grid (composition)".into(),
     }
 }
@@ -289,15 +372,15 @@ fn test_score(o_model: &dptune::learn::Model, test: &Dataset) -> (&'static str, 
 
 /// Runs `dptune tune`.
 pub fn run(a: TuneArgs) -> Result<Report, Failure> {
+    validate(&a)?;
     let learner = match a.learner {
         LearnerArg::DpsgdLogistic => LearnerKind::DpSgdLogistic,
-        LearnerArg::DpsgdMlp => LearnerKind::DpSgdMlp { hidden: a.hidden },
+        LearnerArg::DpsgdMlp => LearnerKind::DpSgdMlp {
+            hidden: a.hidden.unwrap_or(32),
+        },
         LearnerArg::Objpert => LearnerKind::ObjectivePerturbation,
         LearnerArg::Ridge => LearnerKind::Ridge,
     };
-    if a.learner == LearnerArg::DpsgdMlp && a.hidden == 0 {
-        return Err(Failure::input("--hidden must be >= 1"));
-    }
     // Everything that can be checked without data is checked first.
     let space = match &a.space {
         Some(p) => {
@@ -319,7 +402,7 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     plan.size = match a.public_size {
         Some(n) => Size::Public(n),
         None => Size::NoisyCount {
-            share: a.count_share,
+            share: a.count_share.unwrap_or(COUNT_SHARE),
         },
     };
     plan.cap = a.cap;
@@ -341,15 +424,13 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
         None => SecureRng::from_os()?,
     };
     progress.stage("tuning");
-    let tick = |_: dptune::tune::Progress| progress.tick();
-    let final_fit = std::sync::Once::new();
     let on_epoch = |e: u64, total: u64| {
-        final_fit.call_once(|| progress.stage("final fit"));
+        progress.stage("final fit");
         // The epoch count is the released configuration's, shown on a terminal only.
         progress.detail(&format!("epoch {e}/{total}"));
     };
     let events = Events {
-        tuning: Some(&tick),
+        tuning: None,
         final_epoch: Some(&on_epoch),
     };
     let outcome = tune(&plan, &data, &events, &mut rng);
@@ -366,7 +447,7 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
         let configs = match plan.space.grid() {
             Ok(g) => g,
             Err(_) => {
-                let n = (2.0 * a.mean_runs).ceil() as usize;
+                let n = (2.0 * a.mean_runs()).ceil() as usize;
                 (0..n).map(|_| plan.space.sample(&mut rng)).collect()
             }
         };

@@ -117,11 +117,11 @@ fn bad_input_exits_2_naming_the_parameter() {
     );
     refused(
         &["gaussian", "--noise-multiplier", "-1", "--delta", "1e-5"],
-        "noise_multiplier",
+        "`--noise-multiplier`",
     );
     refused(
         &["gaussian", "--noise-multiplier", "NaN", "--delta", "1e-5"],
-        "noise_multiplier",
+        "`--noise-multiplier`",
     );
     refused(
         &[
@@ -147,7 +147,7 @@ fn bad_input_exits_2_naming_the_parameter() {
             "--delta",
             "1e-5",
         ],
-        "sampling_rate",
+        "`--sampling-rate`",
     );
     refused(
         &[

@@ -179,7 +179,10 @@ fn create_show_list_history() {
     assert_eq!(names, ["pure", "study"]);
     let text = run(&["budget", "show", "study", "--store", &s], "", None);
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("spent:     eps = 0.600000"), "{text}");
+    assert!(
+        text.contains("spent:     eps = 0.6 at delta = 1e-5"),
+        "{text}"
+    );
 }
 
 #[test]

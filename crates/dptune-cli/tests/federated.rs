@@ -123,7 +123,56 @@ fn default_output_holds_only_public_inputs_and_the_release() {
     for leak in ["accuracy", "opt", "randguess", "second"] {
         assert!(!out.contains(leak), "{leak}: {out}");
     }
-    assert!(stderr(&text).is_empty(), "{}", stderr(&text));
+    // Stderr (not a terminal here) holds the plain progress lines and nothing else.
+    let err = stderr(&text);
+    assert!(is_public_progress(&err), "{err}");
+}
+
+/// The progress lines every simulation shows on a non-terminal stderr: its public stages, in
+/// order, with no number (no count of clients, survivors or repetitions, no time).
+const STAGES: [&str; 3] = [
+    "dptune federated simulate: reading data",
+    "dptune federated simulate: reference accuracies (non-private)",
+    "dptune federated simulate: local evaluation",
+];
+
+/// Whether `stderr` is exactly [`STAGES`], give or take the fixed-text heartbeat (a run longer
+/// than a minute on a loaded machine).
+fn is_public_progress(stderr: &str) -> bool {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| *l != "dptune federated simulate: still running")
+        .collect();
+    lines == STAGES
+}
+
+#[test]
+fn progress_shows_the_stages_and_no_number() {
+    // With dropouts and repetitions, the numbers progress must not show vary.
+    let o = simulate(&[
+        "--dropout-rate",
+        "0.3",
+        "--min-survivors",
+        "3",
+        "--repetitions",
+        "2",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(is_public_progress(&stderr(&o)), "{}", stderr(&o));
+    // The check has teeth: progress that counted clients or survivors (what the former
+    // indicatif bar's {pos}/{len} would have printed to a log), or named a stage per
+    // repetition, is rejected.
+    let lines = STAGES.join("\n");
+    for leaky in [
+        lines.replace("local evaluation", "local evaluation 5/16"),
+        format!("{lines}\ndptune federated simulate: 6 survivors"),
+        format!("{lines}\n{}", STAGES[2]),
+    ] {
+        assert!(!is_public_progress(&leaky), "{leaky}");
+    }
+    assert!(is_public_progress(&format!(
+        "{lines}\ndptune federated simulate: still running\n"
+    )));
 }
 
 #[test]
@@ -295,13 +344,13 @@ fn bad_input_exits_2_naming_the_parameter() {
     for (extra, name) in [
         (&["--k", "101"][..], "k"),
         (&["--k", "0"][..], "k"),
-        (&["--min-survivors", "9"][..], "min_survivors"),
-        (&["--min-survivors", "1"][..], "min_survivors"),
+        (&["--min-survivors", "9"][..], "`--min-survivors`"),
+        (&["--min-survivors", "1"][..], "`--min-survivors`"),
         (&["--epsilon", "0"][..], "epsilon"),
         (&["--epsilon=-1"][..], "epsilon"),
         (&["--epsilon", "NaN"][..], "epsilon"),
         (&["--delta", "1.5"][..], "delta"),
-        (&["--dropout-rate", "1"][..], "dropout_rate"),
+        (&["--dropout-rate", "1"][..], "`--dropout-rate`"),
         (&["--repetitions", "0"][..], "repetitions"),
         // t defaults to 7 of 8 clients: c must leave an honest survivor.
         (&["--colluders", "7"][..], "colluders"),

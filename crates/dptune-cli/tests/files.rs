@@ -2,11 +2,18 @@
 //! checked before any work (its folder exists and takes a new file, its extension is known),
 //! and written all or nothing: a temporary file in the same folder, fsynced and renamed over the
 //! target. A failed write leaves the old file whole and no temporary file behind.
+//!
+//! The plot is written after the report is printed, so a plot that cannot be written (exit 2)
+//! does not take with it the report a `--budget` charge paid for.
 
 #![cfg(unix)] // the failed write is provoked with `ulimit -f`
 
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -150,8 +157,16 @@ fn a_failed_write_keeps_the_old_file_and_removes_the_temporary_one() {
         let e = err(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
         assert!(
-            e.contains("cannot write") && e.contains("plot.svg"),
+            e.contains("cannot write")
+                && e.contains("plot.svg")
+                && e.contains("report was printed"),
             "{args:?}: {e}"
+        );
+        // The report came first and is whole.
+        let report = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            report.lines().count() > 1 && report.ends_with('\n'),
+            "{args:?}: {report}"
         );
         assert!(!e.contains("panicked"), "{e}");
         assert_eq!(
@@ -237,4 +252,106 @@ fn a_bad_plot_target_is_refused_before_any_work() {
     assert_eq!(v["charges"].as_array().unwrap().len(), 0);
     // Nothing was left in the folder by the checks.
     assert_eq!(names(&s.0), ["file.txt", "store.sqlite"]);
+}
+
+fn budget_charges(store: &str, name: &str) -> usize {
+    let o = dptune(&["--json", "budget", "history", name, "--store", store]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["charges"].as_array().unwrap().len()
+}
+
+#[test]
+fn a_plot_that_fails_after_a_charge_leaves_the_report_printed() {
+    // `gp --budget` charges, releases, then its plot's folder is gone: the charge is kept (it
+    // was committed before the release), so the report it paid for must be printed. The folder
+    // is removed after the up-front check and before the write without a race: the data is a
+    // FIFO, which dptune opens only after checking --plot, so once the FIFO has a reader the
+    // check is done; the command then waits for its data.
+    let s = Scratch::new("order");
+    let store = s.path("store.sqlite");
+    let create = [
+        "budget",
+        "create",
+        "b",
+        "--epsilon",
+        "10",
+        "--delta",
+        "1e-3",
+        "--neighbours",
+        "replace-one",
+        "--store",
+        &store,
+    ];
+    assert_eq!(dptune(&create).status.code(), Some(0));
+    let folder = s.0.join("plots");
+    std::fs::create_dir(&folder).unwrap();
+    let plot = folder.join("gp.svg").display().to_string();
+    let fifo = s.path("data.csv");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args([
+            "--json",
+            "gp",
+            "--data",
+            &fifo,
+            "--x",
+            "x",
+            "--y",
+            "y",
+            "--y-range",
+            "0,2",
+            "--x-range",
+            "0,1",
+            "--seed",
+            "3",
+            "--budget",
+            "b",
+            "--store",
+            &store,
+            "--plot",
+            &plot,
+        ])
+        .env_remove("DPTUNE_STORE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Opening the FIFO for writing returns once dptune has opened it for reading.
+    let (tx, rx) = mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || tx.send(File::options().write(true).open(path)));
+    let mut data = loop {
+        if let Ok(w) = rx.recv_timeout(Duration::from_millis(100)) {
+            break w.unwrap();
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            // Releases the waiting writer before failing.
+            let _ = File::open(&fifo);
+            panic!("dptune ended before reading its data: {status}");
+        }
+    };
+    std::fs::remove_dir(&folder).unwrap();
+    let mut csv = String::from("x,y\n");
+    for i in 0..200 {
+        let x = (i * 37 % 101) as f64 / 100.0;
+        csv.push_str(&format!("{x},{}\n", 1.0 + (6.0 * x).sin() / 2.0));
+    }
+    data.write_all(csv.as_bytes()).unwrap();
+    drop(data);
+    let o = child.wait_with_output().unwrap();
+    let e = err(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("cannot write") && e.contains("gp.svg") && e.contains("report was printed"),
+        "{e}"
+    );
+    // The report: the whole release, one JSON object naming the plot it was about to write.
+    let v: Value = serde_json::from_slice(&o.stdout).expect("the report is printed");
+    assert!(v["lengthscale"].is_number() && v["predictions"]["values"].is_array());
+    assert_eq!(v["plot"].as_str(), Some(plot.as_str()));
+    assert_eq!(budget_charges(&store, "b"), 1);
+    assert!(!folder.exists());
 }

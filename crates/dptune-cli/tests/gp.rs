@@ -148,7 +148,7 @@ fn bad_input_exits_2_with_a_clear_message() {
         ),
         (
             data_args(p, "a", "b", "10,0", &["--x-range", "0,10"]),
-            "y_range",
+            "--y-range",
         ),
         (
             data_args(p, "zz", "b", "0,10", &["--x-range", "0,10"]),
@@ -178,8 +178,8 @@ fn bad_input_exits_2_with_a_clear_message() {
             ),
             "cannot be used with",
         ),
-        (vec!["gp", "--noise-ratio", "0"], "noise_var"),
-        (vec!["gp", "--eps-predict=-1"], "eps_predict"),
+        (vec!["gp", "--noise-ratio", "0"], "`--noise-ratio`"),
+        (vec!["gp", "--eps-predict", "-1"], "`--eps-predict`"),
         (vec!["gp", "--plot", "out.jpg"], ".svg or .png"),
     ];
     for (args, needle) in cases {

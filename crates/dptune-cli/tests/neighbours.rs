@@ -5,8 +5,8 @@
 //! whatever the noise. Fields declared as charged releases may differ. The schema check itself
 //! rejects any undeclared field, so a field added without a decision fails here too.
 //!
-//! The progress `tune` writes on stderr (not a terminal here: plain lines) must be identical on
-//! neighbours too, and carry no number (issue 17 §2).
+//! The progress `tune`, `gp` and `federated simulate` write on stderr (not a terminal here:
+//! plain lines) must be identical on neighbours too, and carry no number (issue 17 §2).
 //!
 //! The check has teeth: a deliberately leaky rendering (the exact record count or a wall time
 //! added to the output, as dptune printed them before issue 13; a run count or a time in the
@@ -211,6 +211,115 @@ fn every_learner_and_tuner_releases_the_same_public_fields_on_neighbours() {
     let _ = std::fs::remove_dir_all(d);
 }
 
+/// `n` rows `x,y` for `dptune gp` (x in [0, 1], y in [0, 2]).
+fn gp_rows(n: usize) -> String {
+    let mut s = String::from("x,y\n");
+    for i in 0..n {
+        let x = (i * 37 % 101) as f64 / 100.0;
+        s.push_str(&format!("{x},{}\n", 1.0 + (6.0 * x).sin() / 2.0));
+    }
+    s
+}
+
+#[test]
+fn gp_shows_the_same_progress_on_neighbours() {
+    // gp's relation is replace-one (one private output changed); the progress must not depend
+    // on the number of rows either, so D minus one record is checked too.
+    let d = scratch("gp");
+    let path = d.join("data.csv");
+    let n = 200;
+    let mut replaced = gp_rows(n - 1);
+    replaced.push_str("0.5,0.1\n");
+    assert_ne!(replaced, gp_rows(n));
+    for flags in [&[][..], &["--diagnostics"]] {
+        let on = |text: &str| {
+            let file = write(&path, text);
+            let args = [
+                &[
+                    "gp",
+                    "--data",
+                    &file,
+                    "--x",
+                    "x",
+                    "--y",
+                    "y",
+                    "--y-range",
+                    "0,2",
+                    "--x-range",
+                    "0,1",
+                ][..],
+                flags,
+            ]
+            .concat();
+            let (v, progress) = run_with_progress(&args);
+            assert!(v.is_some(), "gp releases");
+            progress
+        };
+        let base = on(&gp_rows(n));
+        for neighbour in [replaced.clone(), gp_rows(n - 1)] {
+            assert_progress_agrees("gp", &base, &on(&neighbour));
+        }
+        let mut expected = vec![
+            "dptune gp: reading data",
+            "dptune gp: private selection and predictions",
+        ];
+        if !flags.is_empty() {
+            expected.push("dptune gp: not-private diagnostics");
+        }
+        let stages: Vec<&str> = base
+            .lines()
+            .filter(|l| !l.ends_with("still running"))
+            .collect();
+        assert_eq!(stages, expected, "{flags:?}");
+    }
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn federated_simulate_shows_the_same_progress_on_neighbours() {
+    // The simulation reads a bundled dataset: D is its first 600 shuffled rows, D minus one
+    // record the first 599 (the same partition seed). Dropouts and repetitions make the
+    // numbers the progress must not show (survivors, runs) vary.
+    let on = |rows: &str| {
+        let (v, progress) = run_with_progress(&[
+            "federated",
+            "simulate",
+            "--dataset",
+            "mnist5k",
+            "--rows",
+            rows,
+            "--clients",
+            "8",
+            "--local-epochs",
+            "1",
+            "--fedavg-rounds",
+            "1",
+            "--dropout-rate",
+            "0.3",
+            "--min-survivors",
+            "3",
+            "--repetitions",
+            "2",
+        ]);
+        assert!(v.is_some(), "the simulation releases");
+        progress
+    };
+    let (a, b) = (on("600"), on("599"));
+    assert_progress_agrees("federated simulate", &a, &b);
+    let stages: Vec<&str> = a
+        .lines()
+        .filter(|l| !l.ends_with("still running"))
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            "dptune federated simulate: reading data",
+            "dptune federated simulate: reference accuracies (non-private)",
+            "dptune federated simulate: local evaluation",
+        ]
+    );
+}
+
 #[test]
 fn select_releases_the_same_public_fields_on_neighbouring_scores() {
     // Neighbouring score vectors: each score moves by at most the sensitivity (0.01 here: one
@@ -219,26 +328,31 @@ fn select_releases_the_same_public_fields_on_neighbouring_scores() {
     let a = write(&d.join("a").join("s.txt"), "0.71\n0.74\n0.69\n0.80\n");
     let b = write(&d.join("b").join("s.txt"), "0.71\n0.73\n0.69\n0.81\n");
     let sens = write(&d.join("sens.txt"), "0.01\n0.01\n0.01\n0.01\n");
+    // gem reads one sensitivity per candidate (--sensitivities) instead of --sensitivity.
+    let one = ["--sensitivity", "0.01"];
     for mech in [
-        &["--mechanism", "exponential"][..],
-        &["--mechanism", "gumbel"],
-        &["--mechanism", "permute-and-flip"],
-        &["--mechanism", "laplace"],
-        &["--mechanism", "gaussian", "--delta", "1e-6"],
+        &["--mechanism", "exponential", one[0], one[1]][..],
+        &["--mechanism", "gumbel", one[0], one[1]],
+        &["--mechanism", "permute-and-flip", one[0], one[1]],
+        &["--mechanism", "laplace", one[0], one[1]],
+        &["--mechanism", "gaussian", "--delta", "1e-6", one[0], one[1]],
         &["--mechanism", "gem", "--sensitivities", &sens],
-        &["--mechanism", "top-k", "--k", "2"],
-        &["--mechanism", "permute-and-flip", "--repeat", "5"],
+        &["--mechanism", "top-k", "--k", "2", one[0], one[1]],
+        &[
+            "--mechanism",
+            "permute-and-flip",
+            "--repeat",
+            "5",
+            one[0],
+            one[1],
+        ],
     ] {
         let args = |f: &str| -> Vec<String> {
-            [
-                &["select", "--epsilon", "1", "--sensitivity", "0.01"][..],
-                mech,
-                &[f],
-            ]
-            .concat()
-            .into_iter()
-            .map(String::from)
-            .collect()
+            [&["select", "--epsilon", "1"][..], mech, &[f]]
+                .concat()
+                .into_iter()
+                .map(String::from)
+                .collect()
         };
         let (aa, ab) = (args(&a), args(&b));
         let (ra, rb) = (
@@ -298,5 +412,25 @@ fn a_leaky_rendering_fails_the_neighbour_check() {
         assert!(std::panic::catch_unwind(|| assert_progress_agrees("tune", a, b)).is_err());
     }
     assert_progress_agrees("tune", "dptune tune: tuning\n", "dptune tune: tuning\n");
+    // The same for gp (a row count) and the simulation (survivors, a count of finished clients).
+    for (command, a, b) in [
+        (
+            "gp",
+            "dptune gp: reading data (200 rows)\n",
+            "dptune gp: reading data (199 rows)\n",
+        ),
+        (
+            "federated simulate",
+            "dptune federated simulate: local evaluation: 6 survivors\n",
+            "dptune federated simulate: local evaluation: 6 survivors\n",
+        ),
+        (
+            "federated simulate",
+            "dptune federated simulate: local evaluation [3/16]\n",
+            "dptune federated simulate: local evaluation [4/16]\n",
+        ),
+    ] {
+        assert!(std::panic::catch_unwind(|| assert_progress_agrees(command, a, b)).is_err());
+    }
     let _ = std::fs::remove_dir_all(d);
 }

@@ -284,9 +284,10 @@ fn study_releases_only_its_public_table_analysis() {
         "20",
     ];
     check("study", &base);
+    // --recommend reads no --epsilons (refused with it).
     check(
         "study",
-        &[&base[..], &["--recommend", "--epsilon", "1"]].concat(),
+        &[&base[..5], &base[7..], &["--recommend", "--epsilon", "1"]].concat(),
     );
 }
 

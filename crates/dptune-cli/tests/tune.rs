@@ -514,7 +514,7 @@ fn empty_split_sides_still_release() {
 
 #[test]
 fn size_flags_are_checked() {
-    bad(&["--public-size", "0"], &["public_size"]);
-    bad(&["--count-share", "1.5"], &["count_share"]);
-    bad(&["--count-share", "0"], &["count_share"]);
+    bad(&["--public-size", "0"], &["`--public-size`"]);
+    bad(&["--count-share", "1.5"], &["`--count-share`"]);
+    bad(&["--count-share", "0"], &["`--count-share`"]);
 }

@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 use crate::error::{check_delta, check_non_negative, check_positive, Error, Result};
 
 use super::rdp::{default_orders, RdpCurve};
+use super::subsampled::QuadratureScope;
 
 /// An ε together with the Rényi order that achieved it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -468,6 +469,7 @@ fn bracket(orders: &[f64], i: usize) -> (f64, f64) {
 /// THEORY.md §12.3), minimised over exactly the given `orders` (dp_accounting
 /// `compute_epsilon`). Preconditions: δ ∈ (0, 1), orders finite and > 1. Rounded up.
 pub fn rdp_epsilon_on(curve: &RdpCurve, delta: f64, orders: &[f64]) -> Result<EpsAtOrder> {
+    let _scope = QuadratureScope::open();
     check_rdp_delta(delta)?;
     check_orders(orders)?;
     let (cks, consts) = (CksEpsilon::new(delta), cks_for(orders));
@@ -486,6 +488,7 @@ pub fn rdp_epsilon_on(curve: &RdpCurve, delta: f64, orders: &[f64]) -> Result<Ep
 /// answer, and (every order giving a valid bound) never below the continuous optimum.
 /// Tabulated curves stay on their orders. Precondition: δ ∈ (0, 1). Rounded up.
 pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
+    let _scope = QuadratureScope::open();
     check_rdp_delta(delta)?;
     let orders = search_orders(curve);
     let f = |a: f64| cks_epsilon_at(a, curve.eval(a), delta);
@@ -509,6 +512,7 @@ pub fn rdp_epsilon(curve: &RdpCurve, delta: f64) -> Result<EpsAtOrder> {
 /// Prop. 12 with the Bretagnolle–Huber term; THEORY.md §12.3), minimised over exactly the given
 /// `orders`. Preconditions: ε finite ≥ 0, orders finite and > 1. Rounded up, capped at 1.
 pub fn rdp_delta_on(curve: &RdpCurve, eps: f64, orders: &[f64]) -> Result<f64> {
+    let _scope = QuadratureScope::open();
     check_non_negative("epsilon", eps)?;
     check_orders(orders)?;
     let (_, log_delta) = grid_min(curve, orders, |_, a, r| cks_log_delta_at(a, r, eps));
@@ -520,6 +524,7 @@ pub fn rdp_delta_on(curve: &RdpCurve, eps: f64, orders: &[f64]) -> Result<f64> {
 /// for closed-form curves, refined over continuous orders as in [`rdp_epsilon`].
 /// Precondition: ε finite ≥ 0. Rounded up, capped at 1.
 pub fn rdp_delta(curve: &RdpCurve, eps: f64) -> Result<f64> {
+    let _scope = QuadratureScope::open();
     check_non_negative("epsilon", eps)?;
     let orders = search_orders(curve);
     let f = |a: f64| cks_log_delta_at(a, curve.eval(a), eps);

@@ -474,15 +474,38 @@ impl Guarantee {
     }
 }
 
+/// A number for people: the one rule for numbers in text (this Display, the CLI's reports and
+/// messages). Six decimals between 1e-3 and 1e6, else four in scientific notation; trailing
+/// zeros dropped (`1`, `0.5`, `38.673189`, `1e-5`, `1.2346e300`): never hundreds of digits, and
+/// a tiny ε is not shown as 0.
+pub fn fmt_number(x: f64) -> String {
+    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
+        let s = format!("{x:.6}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        let s = format!("{x:.4e}");
+        match s.split_once('e') {
+            Some((mantissa, exp)) if mantissa.contains('.') => format!(
+                "{}e{exp}",
+                mantissa.trim_end_matches('0').trim_end_matches('.')
+            ),
+            _ => s,
+        }
+    }
+}
+
 impl fmt::Display for Guarantee {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = fmt_number;
         let parts: Vec<String> = self
             .bounds
             .iter()
             .map(|b| match b {
-                Bound::Pure { eps } => format!("eps = {eps:.6} (pure)"),
-                Bound::Approx { eps, delta } => format!("(eps, delta) = ({eps:.6}, {delta:e})"),
-                Bound::Zcdp { rho } => format!("rho = {rho:.6} (zCDP)"),
+                Bound::Pure { eps } => format!("eps = {} (pure)", n(*eps)),
+                Bound::Approx { eps, delta } => {
+                    format!("(eps, delta) = ({}, {})", n(*eps), n(*delta))
+                }
+                Bound::Zcdp { rho } => format!("rho = {} (zCDP)", n(*rho)),
                 Bound::Rdp(_) => "an RDP curve".to_string(),
             })
             .chain(
@@ -508,6 +531,30 @@ pub struct Release<T> {
 mod tests {
     use super::*;
     use Neighbours::*;
+
+    /// Issue 17: `{:.6}` printed ε = 1e300 with 300 digits and ε = 1e-300 as 0.
+    #[test]
+    fn display_keeps_numbers_short_and_nonzero() {
+        let g = Guarantee::approx(1e300, 1e-5, AddRemove).unwrap();
+        assert_eq!(
+            g.to_string(),
+            "(eps, delta) = (1e300, 1e-5) [add/remove-one]"
+        );
+        let g = Guarantee::pure(1e-300, AddRemove).unwrap();
+        assert_eq!(g.to_string(), "eps = 1e-300 (pure) [add/remove-one]");
+        let g = Guarantee::zcdp(0.125, Replace).unwrap();
+        assert_eq!(g.to_string(), "rho = 0.125 (zCDP) [replace-one]");
+        for (x, want) in [
+            (0.0, "0"),
+            (1.0, "1"),
+            (-1.0, "-1"),
+            (38.673_189_4, "38.673189"),
+        ] {
+            assert_eq!(fmt_number(x), want);
+        }
+        assert_eq!(fmt_number(1.23456e-5), "1.2346e-5");
+        assert_eq!(fmt_number(f64::INFINITY), "inf");
+    }
 
     #[test]
     fn composition_sums_in_every_shared_currency() {

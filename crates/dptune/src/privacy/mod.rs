@@ -14,6 +14,6 @@ mod rdp;
 pub mod repeat;
 pub mod subsampled;
 
-pub use guarantee::{Bound, Guarantee, Neighbours, Release, Route};
+pub use guarantee::{fmt_number, Bound, Guarantee, Neighbours, Release, Route};
 pub use ledger::Ledger;
 pub use rdp::{default_orders, RdpCurve, RdpPart};

@@ -107,6 +107,20 @@ impl Repeats {
                 lo = mid;
             }
         }
+        // γ is only resolved to a relative 1e-9: for a very large shape the mean is so steep in
+        // γ near 1 that no representable γ reaches the target. Refuse rather than silently run
+        // with another mean.
+        let realised = tnb_mean(eta, lo);
+        if !(realised >= mean && realised <= mean * (1.0 + 1e-6)) {
+            return Err(Error::invalid(
+                "eta",
+                eta,
+                format!(
+                    "no stopping probability gives mean {mean} with this shape (the nearest \
+                     found gives {realised:.6e}); use a smaller shape"
+                ),
+            ));
+        }
         Self::tnb(eta, lo)
     }
 
@@ -427,6 +441,24 @@ mod tests {
         assert!(Repeats::geometric(0.0).is_err());
         assert!(Repeats::poisson(0.0).is_err());
         assert!(truncation_delta(1.0, 0.0, 1.5).is_err());
+    }
+
+    /// Issue 17: with shape 1e10 the bisection cannot resolve γ near 1 and returned a
+    /// distribution of mean 18.6 for a requested 10; it is refused now. Every shape that is
+    /// accepted realises the mean to 1e-6.
+    #[test]
+    fn the_requested_mean_is_realised_or_refused() {
+        let e = Repeats::tnb_with_mean(1e10, 10.0).unwrap_err();
+        assert!(e.to_string().contains("eta"), "{e}");
+        for eta in [0.0, 0.5, 1.0, 2.0, 10.0, 1e3] {
+            for mean in [1.5, 10.0, 1e3] {
+                let m = Repeats::tnb_with_mean(eta, mean).unwrap().mean();
+                assert!(
+                    (m / mean - 1.0).abs() <= 1e-6,
+                    "eta {eta}, mean {mean}: {m}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //!   space.
 //! * Fractional α: **exact value** by numerical quadrature of the integral above (composite
 //!   20-point Gauss–Legendre over [−9z, α + 9z] on panels of width 3z·min(1, z)), plus a
-//!   **proven bound on the quadrature error** ([`log_quadrature_error`]: the Gauss–Legendre
+//!   **proven bound on the quadrature error** ([`Quadrature::log_error`]: the Gauss–Legendre
 //!   error of each panel from the integrand's bound on a Bernstein ellipse, Trefethen 2008
 //!   Thm 4.5, and explicit Gaussian tail bounds beyond the range) and on the float error of the
 //!   sum, both added to A_α − 1 before the logarithm. The panel width shrinks like z² for
@@ -33,9 +33,10 @@
 //!   integrand value (so nothing overflows); when the scaled sum would leave the normal range
 //!   the slower log-space summation on the same nodes is used instead. The panels start at
 //!   −9z and have a width independent of α, so α only sets how many there are: the nodes, and
-//!   everything about them that does not involve α, are shared by all the fractional orders of
-//!   one evaluation ([`rdp_many`]), leaving about one exp (or one short polynomial) per node and
-//!   order. This is not dp_accounting's |C(α,i)| series, which is an upper bound up to 57 % above the exact
+//!   everything about them that does not involve α (and the α-free factors of the error
+//!   bound), are shared by all the fractional orders of one evaluation ([`rdp_many`]) or of one
+//!   conversion ([`QuadratureScope`]), leaving about one exp (or one short polynomial) per node
+//!   and order. This is not dp_accounting's |C(α,i)| series, which is an upper bound up to 57 % above the exact
 //!   value and diverges at some orders; ours is never larger than it (golden `dpsgd_rdp`).
 //!   Where the quadrature would need too many panels (α/z large) the value at ⌈α⌉ is used,
 //!   which is a valid upper bound because Rényi divergence is non-decreasing in the order.
@@ -86,6 +87,7 @@
 //! inputs are errors (a mechanism that never samples needs no accounting, and 0 is more likely a
 //! mistake than a choice).
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use super::convert::{add_up, mul_up, round_up, EpsAtOrder};
@@ -100,14 +102,14 @@ pub const MAX_BINOMIAL_ORDER: f64 = 4096.0;
 const MAX_PANELS: f64 = 4000.0;
 
 /// Gauss–Legendre points per quadrature panel (20: the proven error bound of
-/// [`log_quadrature_error`] decays like (1+√2)^{−2(NODES−1)}, 2.9e-15 here).
+/// [`Quadrature::log_error`] decays like (1+√2)^{−2(NODES−1)}, 2.9e-15 here).
 const NODES: usize = 20;
 
-/// The Bernstein-ellipse parameter of [`log_quadrature_error`]: ρ = 1 + √2 makes the ellipse's
+/// The Bernstein-ellipse parameter of [`Quadrature::log_error`]: ρ = 1 + √2 makes the ellipse's
 /// imaginary semi-axis equal to the panel half-width h (ρ − 1/ρ = 2) and its real one √2·h.
 const RHO: f64 = 1.0 + std::f64::consts::SQRT_2;
 
-/// Sub-intervals of a panel's bounding box over which [`log_quadrature_error`] bounds |f|.
+/// Sub-intervals of a panel's bounding box over which [`Quadrature::log_error`] bounds |f|.
 const PIECES: usize = 8;
 
 /// The integration range is [−TAIL·z, α + TAIL·z]: beyond it the Gaussian factor of both bumps
@@ -167,14 +169,14 @@ fn check_q_z_order(q: f64, z: f64, alpha: f64) -> Result<()> {
 /// [`subsampled_gaussian_rdp`] without validation (for validated [`RdpCurve`] parts).
 pub(crate) fn rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
     if takes_quadrature(q, z, alpha) {
-        let quadrature = rdp_from_log(z, alpha, log_a_minus_1_fractional(q, z, &[alpha])[0]);
-        return quadrature.min(discrete_rdp_unchecked(q, z, alpha));
+        let log = with_quadrature(q, z, |quad| quad.log_a_minus_1(alpha));
+        return rdp_from_log(z, alpha, log).min(discrete_rdp_unchecked(q, z, alpha));
     }
     let gaussian = round_up(alpha / (2.0 * z * z));
     if q >= 1.0 || alpha > MAX_BINOMIAL_ORDER {
         gaussian
     } else if alpha.fract() == 0.0 {
-        rdp_from_log(z, alpha, log_a_minus_1_integer(q, z, alpha as u64))
+        rdp_from_log(z, alpha, log_a_minus_1_integer_scoped(q, z, alpha as u64))
     } else {
         // Too many panels: the next integer order bounds it from above.
         rdp_unchecked(q, z, alpha.ceil()).min(gaussian)
@@ -219,9 +221,10 @@ pub(crate) fn discrete_rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
 
 /// [`rdp_unchecked`] at each of `orders`, the same values bit for bit, with the fractional
 /// orders that take the quadrature evaluated together on one set of nodes
-/// ([`log_a_minus_1_fractional`]): for the 99 fractional orders of the default grid this is
+/// ([`Quadrature::log_a_minus_1`]): for the 99 fractional orders of the default grid this is
 /// several times cheaper than one quadrature each.
 pub(crate) fn rdp_many(q: f64, z: f64, orders: &[f64]) -> Vec<f64> {
+    let _scope = QuadratureScope::open();
     let (mut out, mut shared, mut at) = (Vec::with_capacity(orders.len()), Vec::new(), Vec::new());
     for (i, &a) in orders.iter().enumerate() {
         if takes_quadrature(q, z, a) {
@@ -232,7 +235,9 @@ pub(crate) fn rdp_many(q: f64, z: f64, orders: &[f64]) -> Vec<f64> {
             out.push(rdp_unchecked(q, z, a));
         }
     }
-    let logs = log_a_minus_1_fractional(q, z, &shared);
+    let logs: Vec<f64> = with_quadrature(q, z, |quad| {
+        shared.iter().map(|&a| quad.log_a_minus_1(a)).collect()
+    });
     for ((i, a), log) in at.into_iter().zip(shared).zip(logs) {
         out[i] = rdp_from_log(z, a, log).min(discrete_rdp_unchecked(q, z, a));
     }
@@ -560,38 +565,132 @@ struct Node {
     weight: f64,
 }
 
-/// The nodes of the first `panels_needed` panels, in the order the sums visit them.
-fn nodes(q: f64, z: f64, panels_needed: usize) -> Vec<Node> {
-    let two_z2 = 2.0 * z * z;
-    let (lo, width) = panel_grid(z);
-    let half = width / 2.0;
-    let log_norm = (half / (z * (2.0 * std::f64::consts::PI).sqrt())).ln();
-    let mut out = Vec::with_capacity(panels_needed * NODES);
-    for p in 0..panels_needed {
-        let mid = lo + (p as f64 + 0.5) * width;
-        for &(u, log_w) in gauss_legendre() {
-            let x = mid + half * u;
-            let t = q * exp_m1_fast((2.0 * x - 1.0) / two_z2);
-            let (l, d) = if t.abs() < SMALL_T {
-                let d = ln_1p_minus_x(t);
-                (t + d, d)
-            } else {
-                let l = t.ln_1p();
-                (l, l - t)
-            };
-            let log_weight = log_w + log_norm - x * x / two_z2;
-            out.push(Node {
-                t,
-                l,
-                d,
-                log_weight,
-                weight: log_weight.exp(),
-            });
-        }
-    }
-    out
+/// Everything the quadrature of one (q, z) needs that does not depend on the order, panel by
+/// panel: the nodes ([`Node`]) and the order-free factors of the error bound's maxima
+/// ([`BoxPiece`]), plus the integer-order values the chord and lower bounds use. The panels
+/// start at −TAIL·z with a width independent of α, so an order's panels are a prefix of these:
+/// they are built once, as far as the largest order asked so far needs, and reused by every
+/// order of a batch ([`rdp_many`]) and, inside a [`QuadratureScope`], by every evaluation of
+/// one conversion (the grid search and Brent's steps ask one order at a time). A panel's values
+/// depend on its index alone, so every order gets the same value bit for bit however many
+/// panels were built before it.
+struct Quadrature {
+    q: f64,
+    z: f64,
+    lq: f64,
+    l1q: f64,
+    nodes: Vec<Node>,
+    pieces: Vec<BoxPiece>,
+    /// ln(A_k − 1) at integer orders k = index ([`log_a_minus_1_integer`]); NaN until computed.
+    integer: Vec<f64>,
 }
 
+/// The factors of [`Quadrature::log_error`]'s bound on |f| over one slice of a panel's box that
+/// do not involve α: ln of the bound on |t|, ln(1 + that bound), and ln of the bound on the
+/// Gaussian factor |φ|.
+#[derive(Debug, Clone, Copy)]
+struct BoxPiece {
+    log_t: f64,
+    log_1p_t: f64,
+    gauss: f64,
+}
+
+impl Quadrature {
+    fn new(q: f64, z: f64) -> Self {
+        Self {
+            q,
+            z,
+            lq: q.ln(),
+            l1q: (-q).ln_1p(),
+            nodes: Vec::new(),
+            pieces: Vec::new(),
+            integer: Vec::new(),
+        }
+    }
+
+    /// Builds the nodes of the first `panels` panels, in the order the sums visit them.
+    fn extend_nodes(&mut self, panels: usize) {
+        let (q, z) = (self.q, self.z);
+        let two_z2 = 2.0 * z * z;
+        let (lo, width) = panel_grid(z);
+        let half = width / 2.0;
+        let log_norm = (half / (z * (2.0 * std::f64::consts::PI).sqrt())).ln();
+        for p in self.nodes.len() / NODES..panels {
+            let mid = lo + (p as f64 + 0.5) * width;
+            for &(u, log_w) in gauss_legendre() {
+                let x = mid + half * u;
+                let t = q * exp_m1_fast((2.0 * x - 1.0) / two_z2);
+                let (l, d) = if t.abs() < SMALL_T {
+                    let d = ln_1p_minus_x(t);
+                    (t + d, d)
+                } else {
+                    let l = t.ln_1p();
+                    (l, l - t)
+                };
+                let log_weight = log_w + log_norm - x * x / two_z2;
+                self.nodes.push(Node {
+                    t,
+                    l,
+                    d,
+                    log_weight,
+                    weight: log_weight.exp(),
+                });
+            }
+        }
+    }
+
+    /// Builds the [`BoxPiece`]s of the first `panels` panels ([`Quadrature::log_error`]): each
+    /// panel's box [c − √2h, c + √2h] × [−h, h], widened on both sides by a slack of
+    /// 1e-12·(|lo| + |c| + width) (far above the few ulps by which its computed ends can be off),
+    /// is cut into [`PIECES`] slices, and each factor is taken at its worst point in the slice.
+    fn extend_pieces(&mut self, panels: usize) {
+        let z = self.z;
+        let (lo, width) = panel_grid(z);
+        let h = width / 2.0;
+        let two_z2 = 2.0 * z * z;
+        let log_norm = -(z * (2.0 * std::f64::consts::PI).sqrt()).ln();
+        let im_l = h / (z * z);
+        let half_real = std::f64::consts::SQRT_2 * h;
+        for p in self.pieces.len() / PIECES..panels {
+            let mid = lo + (p as f64 + 0.5) * width;
+            let slack = 1e-12 * (lo.abs() + mid.abs() + width);
+            let (a0, step) = (
+                mid - half_real - slack,
+                (2.0 * half_real + 2.0 * slack) / PIECES as f64,
+            );
+            for j in 0..PIECES {
+                let (x0, x1) = (a0 + step * j as f64, a0 + step * (j + 1) as f64 + slack);
+                let (re_lo, re_hi) = ((2.0 * x0 - 1.0) / two_z2, (2.0 * x1 - 1.0) / two_z2);
+                let abs_l = re_lo.abs().max(re_hi.abs()).hypot(im_l);
+                let log_t = self.lq + ln_expm1(abs_l).min(log1p_exp(re_hi));
+                let d = if x0 > 0.0 {
+                    x0
+                } else if x1 < 0.0 {
+                    -x1
+                } else {
+                    0.0
+                };
+                self.pieces.push(BoxPiece {
+                    log_t,
+                    log_1p_t: log1p_exp(log_t),
+                    gauss: -(d * d - h * h) / two_z2 + log_norm,
+                });
+            }
+        }
+    }
+
+    /// ln(A_n − 1) at integer n ≥ 2 ([`log_a_minus_1_integer`]), computed once per n.
+    fn integer(&mut self, n: u64) -> f64 {
+        let i = n as usize;
+        if self.integer.len() <= i {
+            self.integer.resize(i + 1, f64::NAN);
+        }
+        if self.integer[i].is_nan() {
+            self.integer[i] = log_a_minus_1_integer(self.q, self.z, n);
+        }
+        self.integer[i]
+    }
+}
 /// ln(1 + t) − t for |t| < [`SMALL_T`], without cancellation: with s = t/(2 + t),
 /// ln(1 + t) = 2·atanh(s) = 2(s + s³/3 + s⁵/5 + …) and 2s − t = −t²/(2 + t), so
 /// ln(1 + t) − t = −t²/(2 + t) + 2s³(1/3 + s²/5 + … + s¹⁰/13). The two parts have ratio about
@@ -648,132 +747,183 @@ fn exp_m1_minus_x(y: f64) -> f64 {
     }
 }
 
-/// ln(A_α − 1) plus its proven error bound ([`log_quadrature_error`] and the float error of
-/// the sum), at fractional orders `alphas` (each with
-/// [`takes_quadrature`]) by composite Gauss–Legendre quadrature on the grid of [`panel_grid`]: the
-/// nodes are computed once for the largest α ([`nodes`]) and each order sums over its prefix
-/// of them ([`linear_sum`]); an order whose linear sum is unusable takes
-/// [`log_a_minus_1_quadrature`]. Each order's value depends on that order alone, so a single
-/// order gets the same value as in any batch.
-fn log_a_minus_1_fractional(q: f64, z: f64, alphas: &[f64]) -> Vec<f64> {
-    let two_z2 = 2.0 * z * z;
-    let (lo, width) = panel_grid(z);
-    // Panel counts, None where e^L would overflow at the right end.
-    let counts: Vec<Option<usize>> = alphas
-        .iter()
-        .map(|&a| {
-            let count = panel_count(z, a);
-            ((2.0 * (lo + count * width) - 1.0) / two_z2 <= 700.0).then_some(count as usize)
-        })
-        .collect();
-    let nodes = nodes(q, z, counts.iter().flatten().copied().max().unwrap_or(0));
-    alphas
-        .iter()
-        .zip(counts)
-        .map(|(&a, count)| {
-            let value = count
-                .and_then(|c| linear_sum(&nodes[..c * NODES], a, two_z2, q))
-                .unwrap_or_else(|| log_a_minus_1_quadrature(q, z, a));
-            let panels = panel_count(z, a);
-            // Float error of the sum of panels·NODES non-negative terms: each term's two parts
-            // are within 64 units of roundoff and cancel by at most (α+1)/(α−1)
-            // ([`linear_sum`]), the additions add one unit each; doubled for the exp/ln around.
-            let float =
-                2.0 * (64.0 * (a + 1.0) / (a - 1.0) + panels * NODES as f64) * (f64::EPSILON / 2.0);
-            let err = log_quadrature_error(q, z, a, panels as usize, NODES);
-            let charged = value + float.ln_1p();
-            charged.max(err) + log1p_exp(-(charged - err).abs())
-        })
-        .collect()
-}
-
-/// ln of a proven bound on |(A_α − 1) − quadrature| for the panels of [`panel_grid`] covering
-/// [−TAIL·z, α + TAIL·z] with `nodes` points per panel (at fractional α; the integrand f(x) = g(t(x))·φ(x) with
-/// g(t) = (1+t)^α − 1 − αt, t = q(e^L − 1), L = (2x−1)/(2z²), φ the N(0, z²) density).
-///
-/// * **Each panel** (centre c, half-width h = 1.5·z·min(1, z)): Gauss–Legendre with N nodes on
-///   a function analytic in the open Bernstein ellipse E_ρ (foci at the panel ends) and
-///   bounded there by M errs by at most h·(64/15)·M·ρ^{−2(N−1)}/(ρ² − 1) (Trefethen, "Is Gauss
-///   quadrature better than Clenshaw–Curtis?", SIAM Review 50(1), 2008, Theorem 4.5;
-///   Approximation Theory and Approximation Practice, Thm 19.3; the exponent is taken for
-///   N − 1 rather than N nodes, the weaker reading). With ρ = 1 + √2 the ellipse lies in the
-///   box [c − √2h, c + √2h] × [−h, h]. There |Im L| ≤ h/z² ≤ 1.5 < π/2, so
-///   Re(1 + st) ≥ 1 − q > 0 for s ∈ [0, 1] (Re e^L > 0): the principal power is analytic and
-///   g(t) = α(α−1)·t²·∫₀¹ (1−s)(1+st)^{α−2} ds, so |g| ≤ C(α,2)·|t|²·B with
-///   B = (1 + |t|)^{α−2} (α ≥ 2) or (1 − q)^{α−2} (α < 2); |t| ≤ q·min(e^{|L|} − 1,
-///   e^{Re L} + 1); |φ(x)| = e^{−(Re x² − Im x²)/(2z²)}/(z√(2π)). M is the largest of these
-///   bounds over [`PIECES`] slices of the box's real range (each factor at its worst point in
-///   the slice).
-/// * **Tails** (Φ̄(y) ≤ e^{−y²/2}/(y√(2π)); ∫_{x>c} e^{kL}φ = e^{(k²−k)/(2z²)}·Φ̄((c−k)/z)):
-///   left of −TAIL·z, t ∈ (−q, 0) and g ≤ C(α,2)·q²·max(1, (1−q)^{α−2}); right of the last
-///   panel (t > 0): for α < 2, g ≤ t^α (h(t) = 1 + αt + t^α − (1+t)^α has
-///   h′ = α(1 + t^{α−1} − (1+t)^{α−1}) ≥ 0, as y^{α−1} is subadditive) and t ≤ q·e^L; for
-///   α ≥ 2, g ≤ C(α,2)·t²·(1+t)^{α−2} ≤ C(α,2)·K·(t² + t^α) with K = max(1, 2^{α−3}).
-///
-/// The sum is inflated by 1e-6 relative for the float error of computing it. Where the bound is
-/// loose (large α/z), the caller's chord bound ([`discrete_rdp_unchecked`]) takes over.
-fn log_quadrature_error(q: f64, z: f64, alpha: f64, panels: usize, nodes: usize) -> f64 {
-    let (lo, width) = panel_grid(z);
-    let h = width / 2.0;
-    let two_z2 = 2.0 * z * z;
-    let (lq, l1q) = (q.ln(), (-q).ln_1p());
-    let log_c2 = (alpha * (alpha - 1.0) / 2.0).ln();
-    let log_norm = -(z * (2.0 * std::f64::consts::PI).sqrt()).ln();
-    let im_l = h / (z * z);
-    let per_panel = h.ln() + (64.0f64 / 15.0).ln()
-        - 2.0 * (nodes as f64 - 1.0) * RHO.ln()
-        - (RHO * RHO - 1.0).ln();
-    let half_real = std::f64::consts::SQRT_2 * h;
-    let slack = 1e-12 * (lo.abs() + alpha + width);
-    let mut acc = LogSum::new();
-    for p in 0..panels {
-        let mid = lo + (p as f64 + 0.5) * width;
-        let (a0, step) = (
-            mid - half_real - slack,
-            (2.0 * half_real + 2.0 * slack) / PIECES as f64,
-        );
-        let mut m = f64::NEG_INFINITY;
-        for j in 0..PIECES {
-            let (x0, x1) = (a0 + step * j as f64, a0 + step * (j + 1) as f64 + slack);
-            let (re_lo, re_hi) = ((2.0 * x0 - 1.0) / two_z2, (2.0 * x1 - 1.0) / two_z2);
-            let abs_l = re_lo.abs().max(re_hi.abs()).hypot(im_l);
-            let log_t = lq + ln_expm1(abs_l).min(log1p_exp(re_hi));
-            let growth = if alpha >= 2.0 {
-                (alpha - 2.0) * log1p_exp(log_t)
-            } else {
-                (alpha - 2.0) * l1q
-            };
-            let d = if x0 > 0.0 {
-                x0
-            } else if x1 < 0.0 {
-                -x1
-            } else {
-                0.0
-            };
-            let gauss = -(d * d - h * h) / two_z2 + log_norm;
-            m = m.max(log_c2 + 2.0 * log_t + growth + gauss);
+impl Quadrature {
+    /// ln(A_α − 1) plus its proven error bound ([`Quadrature::log_error`] and the float error
+    /// of the sum), at a fractional order α with [`takes_quadrature`], by composite
+    /// Gauss–Legendre quadrature on the grid of [`panel_grid`]: the sum over this order's prefix
+    /// of the nodes ([`linear_sum`]), or [`log_a_minus_1_quadrature`] where the linear sum is
+    /// unusable. The value depends on the order alone, so a single order gets the same value as
+    /// in any batch.
+    fn log_a_minus_1(&mut self, a: f64) -> f64 {
+        let (q, z) = (self.q, self.z);
+        let two_z2 = 2.0 * z * z;
+        let (lo, width) = panel_grid(z);
+        let panels = panel_count(z, a);
+        // The linear sum is not tried where e^L would overflow at the right end.
+        let value = if (2.0 * (lo + panels * width) - 1.0) / two_z2 <= 700.0 {
+            let count = panels as usize;
+            self.extend_nodes(count);
+            linear_sum(&self.nodes[..count * NODES], a, two_z2, q)
+        } else {
+            None
         }
-        acc.add(m + per_panel);
+        .unwrap_or_else(|| log_a_minus_1_quadrature(q, z, a));
+        // Float error of the sum of panels·NODES non-negative terms: each term's two parts are
+        // within 64 units of roundoff and cancel by at most (α+1)/(α−1) ([`linear_sum`]), the
+        // additions add one unit each; doubled for the exp/ln around.
+        let float =
+            2.0 * (64.0 * (a + 1.0) / (a - 1.0) + panels * NODES as f64) * (f64::EPSILON / 2.0);
+        let err = self.log_error(a, panels as usize, NODES);
+        let charged = value + float.ln_1p();
+        charged.max(err) + log1p_exp(-(charged - err).abs())
     }
-    let end = lo + panels as f64 * width;
-    let log_bar_phi = |y: f64| -y * y / 2.0 - (y * (2.0 * std::f64::consts::PI).sqrt()).ln();
-    acc.add(log_c2 + 2.0 * lq + (alpha - 2.0).min(0.0) * l1q + log_bar_phi(-lo / z));
-    if alpha < 2.0 {
-        acc.add(alpha * lq + (alpha * alpha - alpha) / two_z2 + log_bar_phi((end - alpha) / z));
-    } else {
-        let k = (alpha - 3.0).max(0.0) * std::f64::consts::LN_2;
-        acc.add(log_c2 + k + 2.0 * lq + 1.0 / (z * z) + log_bar_phi((end - 2.0) / z));
-        acc.add(
-            log_c2
-                + k
-                + alpha * lq
-                + (alpha * alpha - alpha) / two_z2
-                + log_bar_phi((end - alpha) / z),
-        );
+
+    /// ln of a proven bound on |(A_α − 1) − quadrature| for the panels of [`panel_grid`] covering
+    /// [−TAIL·z, α + TAIL·z] with `nodes` points per panel (at fractional α; the integrand f(x) = g(t(x))·φ(x) with
+    /// g(t) = (1+t)^α − 1 − αt, t = q(e^L − 1), L = (2x−1)/(2z²), φ the N(0, z²) density).
+    ///
+    /// * **Each panel** (centre c, half-width h = 1.5·z·min(1, z)): Gauss–Legendre with N nodes on
+    ///   a function analytic in the open Bernstein ellipse E_ρ (foci at the panel ends) and
+    ///   bounded there by M errs by at most h·(64/15)·M·ρ^{−2(N−1)}/(ρ² − 1) (Trefethen, "Is Gauss
+    ///   quadrature better than Clenshaw–Curtis?", SIAM Review 50(1), 2008, Theorem 4.5;
+    ///   Approximation Theory and Approximation Practice, Thm 19.3; the exponent is taken for
+    ///   N − 1 rather than N nodes, the weaker reading). With ρ = 1 + √2 the ellipse lies in the
+    ///   box [c − √2h, c + √2h] × [−h, h]. There |Im L| ≤ h/z² ≤ 1.5 < π/2, so
+    ///   Re(1 + st) ≥ 1 − q > 0 for s ∈ [0, 1] (Re e^L > 0): the principal power is analytic and
+    ///   g(t) = α(α−1)·t²·∫₀¹ (1−s)(1+st)^{α−2} ds, so |g| ≤ C(α,2)·|t|²·B with
+    ///   B = (1 + |t|)^{α−2} (α ≥ 2) or (1 − q)^{α−2} (α < 2); |t| ≤ q·min(e^{|L|} − 1,
+    ///   e^{Re L} + 1); |φ(x)| = e^{−(Re x² − Im x²)/(2z²)}/(z√(2π)). M is the largest of these
+    ///   bounds over [`PIECES`] slices of the box's real range (each factor at its worst point in
+    ///   the slice; the factors that do not involve α are computed once per panel,
+    ///   [`Quadrature::extend_pieces`]).
+    /// * **Tails** (Φ̄(y) ≤ e^{−y²/2}/(y√(2π)); ∫_{x>c} e^{kL}φ = e^{(k²−k)/(2z²)}·Φ̄((c−k)/z)):
+    ///   left of −TAIL·z, t ∈ (−q, 0) and g ≤ C(α,2)·q²·max(1, (1−q)^{α−2}); right of the last
+    ///   panel (t > 0): for α < 2, g ≤ t^α (h(t) = 1 + αt + t^α − (1+t)^α has
+    ///   h′ = α(1 + t^{α−1} − (1+t)^{α−1}) ≥ 0, as y^{α−1} is subadditive) and t ≤ q·e^L; for
+    ///   α ≥ 2, g ≤ C(α,2)·t²·(1+t)^{α−2} ≤ C(α,2)·K·(t² + t^α) with K = max(1, 2^{α−3}).
+    ///
+    /// The sum is inflated by 1e-6 relative for the float error of computing it. Where the bound is
+    /// loose (large α/z), the caller's chord bound ([`discrete_rdp_unchecked`]) takes over.
+    fn log_error(&mut self, alpha: f64, panels: usize, nodes: usize) -> f64 {
+        self.extend_pieces(panels);
+        let (lq, l1q, z) = (self.lq, self.l1q, self.z);
+        let (lo, width) = panel_grid(z);
+        let h = width / 2.0;
+        let two_z2 = 2.0 * z * z;
+        let log_c2 = (alpha * (alpha - 1.0) / 2.0).ln();
+        let per_panel = h.ln() + (64.0f64 / 15.0).ln()
+            - 2.0 * (nodes as f64 - 1.0) * RHO.ln()
+            - (RHO * RHO - 1.0).ln();
+        let mut acc = LogSum::new();
+        for panel in self.pieces[..panels * PIECES].chunks_exact(PIECES) {
+            let mut m = f64::NEG_INFINITY;
+            for piece in panel {
+                let growth = if alpha >= 2.0 {
+                    (alpha - 2.0) * piece.log_1p_t
+                } else {
+                    (alpha - 2.0) * l1q
+                };
+                m = m.max(log_c2 + 2.0 * piece.log_t + growth + piece.gauss);
+            }
+            acc.add(m + per_panel);
+        }
+        let end = lo + panels as f64 * width;
+        let log_bar_phi = |y: f64| -y * y / 2.0 - (y * (2.0 * std::f64::consts::PI).sqrt()).ln();
+        acc.add(log_c2 + 2.0 * lq + (alpha - 2.0).min(0.0) * l1q + log_bar_phi(-lo / z));
+        if alpha < 2.0 {
+            acc.add(alpha * lq + (alpha * alpha - alpha) / two_z2 + log_bar_phi((end - alpha) / z));
+        } else {
+            let k = (alpha - 3.0).max(0.0) * std::f64::consts::LN_2;
+            acc.add(log_c2 + k + 2.0 * lq + 1.0 / (z * z) + log_bar_phi((end - 2.0) / z));
+            acc.add(
+                log_c2
+                    + k
+                    + alpha * lq
+                    + (alpha * alpha - alpha) / two_z2
+                    + log_bar_phi((end - alpha) / z),
+            );
+        }
+        acc.value() + 1e-6
     }
-    acc.value() + 1e-6
 }
 
+thread_local! {
+    /// Quadrature grids kept while a [`QuadratureScope`] is open on this thread (`None` outside
+    /// one), at most [`SCOPE_GRIDS`] of them.
+    static SCOPE: RefCell<Option<Vec<Quadrature>>> = const { RefCell::new(None) };
+}
+
+/// Grids a scope keeps (one per (q, z) of the curve being converted; the oldest is dropped).
+const SCOPE_GRIDS: usize = 8;
+
+/// While alive, subsampled-Gaussian evaluations on this thread keep their [`Quadrature`] grids
+/// and integer-order values per (q, z) instead of rebuilding them per order. A conversion opens
+/// one for its whole search (grid, lower bounds, Brent's steps), so the nodes and the
+/// order-free parts of the error bound are computed once per conversion, not once per order;
+/// the values are the same bit for bit. Nested scopes share the outermost one; it is cleared
+/// when the outermost is dropped, so nothing is kept between calls.
+pub(crate) struct QuadratureScope {
+    owner: bool,
+}
+
+impl QuadratureScope {
+    pub(crate) fn open() -> Self {
+        let owner = SCOPE.with(|s| {
+            let mut s = s.borrow_mut();
+            let owner = s.is_none();
+            if owner {
+                *s = Some(Vec::new());
+            }
+            owner
+        });
+        Self { owner }
+    }
+}
+
+impl Drop for QuadratureScope {
+    fn drop(&mut self) {
+        if self.owner {
+            SCOPE.with(|s| *s.borrow_mut() = None);
+        }
+    }
+}
+
+/// Runs `f` on the grid of (q, z): the scope's if a [`QuadratureScope`] is open (taken out
+/// while `f` runs, so `f` may evaluate other orders), else a fresh one.
+fn with_quadrature<R>(q: f64, z: f64, f: impl FnOnce(&mut Quadrature) -> R) -> R {
+    let key = |g: &Quadrature| g.q.to_bits() == q.to_bits() && g.z.to_bits() == z.to_bits();
+    let taken = SCOPE.with(|s| {
+        s.borrow_mut()
+            .as_mut()
+            .map(|grids| match grids.iter().position(key) {
+                Some(i) => grids.remove(i),
+                None => Quadrature::new(q, z),
+            })
+    });
+    let Some(mut grid) = taken else {
+        return f(&mut Quadrature::new(q, z));
+    };
+    let out = f(&mut grid);
+    SCOPE.with(|s| {
+        if let Some(grids) = s.borrow_mut().as_mut() {
+            if grids.len() >= SCOPE_GRIDS {
+                grids.remove(0);
+            }
+            grids.push(grid);
+        }
+    });
+    out
+}
+
+/// ln(A_n − 1) at integer n ([`log_a_minus_1_integer`]), kept by an open [`QuadratureScope`].
+fn log_a_minus_1_integer_scoped(q: f64, z: f64, n: u64) -> f64 {
+    let open = SCOPE.with(|s| s.borrow().is_some());
+    if open {
+        with_quadrature(q, z, |grid| grid.integer(n))
+    } else {
+        log_a_minus_1_integer(q, z, n)
+    }
+}
 /// ln(A_α − 1) as the quadrature sum over `nodes` in linear space, scaled by e^{−S} (module
 /// doc); `None` when e^{−S} or the sum is not safely inside the normal range
 /// ([`MIN_LINEAR_SUM`]).
@@ -883,6 +1033,13 @@ pub fn dpsgd_epsilon_grid(q: f64, z: f64, steps: u64, delta: f64) -> Result<EpsA
 mod tests {
     use super::*;
 
+    /// The nodes of the first `panels` panels of (q, z).
+    fn nodes(q: f64, z: f64, panels: usize) -> Vec<Node> {
+        let mut grid = Quadrature::new(q, z);
+        grid.extend_nodes(panels);
+        grid.nodes
+    }
+
     #[test]
     fn worked_numbers_from_theory() {
         // THEORY.md §13 table: single step.
@@ -942,7 +1099,8 @@ mod tests {
             (0.5, 0.5),
             (0.99, 0.3),
         ] {
-            let orders = default_orders();
+            let mut orders = default_orders();
+            orders.extend([1.02, 17.3, 40.7]);
             let many = rdp_many(q, z, &orders);
             for (&a, &v) in orders.iter().zip(&many) {
                 assert_eq!(
@@ -951,7 +1109,20 @@ mod tests {
                     "q={q} z={z} a={a}"
                 );
             }
+            // Inside a scope, in decreasing order (the grid is first built for the largest
+            // order, and kept): the same values again.
+            let _scope = QuadratureScope::open();
+            for (&a, &v) in orders.iter().zip(&many).rev() {
+                assert_eq!(
+                    v.to_bits(),
+                    rdp_unchecked(q, z, a).to_bits(),
+                    "scoped a={a}"
+                );
+            }
+            assert!(SCOPE.with(|s| s.borrow().as_ref().is_some_and(|g| g.len() == 1)));
         }
+        // Closed with its owner, so nothing is kept between conversions.
+        assert!(SCOPE.with(|s| s.borrow().is_none()));
     }
 
     /// The linear-space integrand forms (cancellation-free for small t) against the log-space
@@ -1120,7 +1291,7 @@ mod tests {
                     let count = panel_count(z, a) as usize;
                     let raw = linear_sum(&nodes(q, z, count), a, 2.0 * z * z, q)
                         .unwrap_or_else(|| log_a_minus_1_quadrature(q, z, a));
-                    let charged = log_a_minus_1_fractional(q, z, &[a])[0];
+                    let charged = Quadrature::new(q, z).log_a_minus_1(a);
                     let rel = (charged - raw).exp_m1();
                     assert!(rel > 0.0 && rel < 2e-9, "q={q} z={z} a={a}: {rel:e}");
                     worst = worst.max(rel);
@@ -1145,8 +1316,8 @@ mod tests {
             let fine = log_a_minus_1_quadrature(q, z, a);
             let coarse = log_a_minus_1_quadrature_with(q, z, a, &rule);
             let seen = (coarse - fine).exp_m1().abs();
-            let fine_bound = (log_quadrature_error(q, z, a, count, NODES) - fine).exp();
-            let coarse_bound = (log_quadrature_error(q, z, a, count, 3) - fine).exp();
+            let fine_bound = (Quadrature::new(q, z).log_error(a, count, NODES) - fine).exp();
+            let coarse_bound = (Quadrature::new(q, z).log_error(a, count, 3) - fine).exp();
             assert!(
                 seen + fine_bound <= coarse_bound,
                 "q={q} z={z} a={a}: error {seen:e} + {fine_bound:e} > bound {coarse_bound:e}"

@@ -115,6 +115,12 @@ impl Pld {
         }
     }
 
+    /// The parameter checks of [`Pld::gaussian`], with the same errors.
+    pub(super) fn check_gaussian(sigma: f64, sensitivity: f64, config: PldConfig) -> Result<()> {
+        config.check()?;
+        sensitivity_up(sigma, sensitivity, "sigma").map(|_| ())
+    }
+
     /// The Gaussian mechanism N(0, σ²) on a query of L2 sensitivity Δ under `neighbours`
     /// (mechanisms::gaussian; Δ is the sensitivity under that relation).
     pub fn gaussian(

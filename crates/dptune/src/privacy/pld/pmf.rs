@@ -21,8 +21,10 @@
 //!   raises δ. This is the windowing of Gopi, Lee & Wutschitz 2021 (arXiv 2106.02848, §5), with
 //!   the wrapped mass charged instead of estimated.
 
+use std::sync::{Arc, Mutex, OnceLock};
+
 use realfft::num_complex::Complex;
-use realfft::RealFftPlanner;
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
 use crate::error::{Error, Result};
 
@@ -33,6 +35,19 @@ const U: f64 = f64::EPSILON / 2.0;
 fn fft_error(n: usize) -> f64 {
     let eta = U + 4.0 * U / (1.0 - 4.0 * U) * (std::f64::consts::SQRT_2 + U);
     2.0 * (n.max(2) as f64).log2() * eta
+}
+
+/// Forward and inverse real FFT plans of length `n`, from one process-wide planner that keeps
+/// every plan it made: a plan's twiddle factors (one sine and cosine each) cost about as much
+/// as a transform, and the same few power-of-two lengths recur, so they are computed once
+/// (as numpy's pocketfft caches its plans). The plans are the same whoever asks first.
+fn plans(n: usize) -> (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>) {
+    static PLANNER: OnceLock<Mutex<RealFftPlanner<f64>>> = OnceLock::new();
+    let mut planner = PLANNER
+        .get_or_init(|| Mutex::new(RealFftPlanner::new()))
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
 }
 
 /// `x` rounded up by a relative margin that covers the rounding of a sum of `terms` terms.
@@ -127,9 +142,7 @@ impl LossPmf {
         self.same_grid(other)?;
         let len = self.len() + other.len() - 1;
         let n = len.next_power_of_two();
-        let mut planner = RealFftPlanner::<f64>::new();
-        let fwd = planner.plan_fft_forward(n);
-        let inv = planner.plan_fft_inverse(n);
+        let (fwd, inv) = plans(n);
         let spectrum = |v: &[f64]| -> Result<Vec<Complex<f64>>> {
             let mut buf = vec![0.0; n];
             buf[..v.len()].copy_from_slice(v);
@@ -246,24 +259,21 @@ impl LossPmf {
         let (lo, hi, above_bound) = self.chernoff(t, tail);
         let width = (hi - lo + 1) as usize;
         let n = width.max(self.len()).next_power_of_two();
-        let mut planner = RealFftPlanner::<f64>::new();
-        let fwd = planner.plan_fft_forward(n);
-        let inv = planner.plan_fft_inverse(n);
+        let (fwd, inv) = plans(n);
         let mut buf = vec![0.0; n];
         buf[..self.len()].copy_from_slice(&self.probs);
         let mut spec = fwd.make_output_vec();
         fwd.process(&mut buf, &mut spec).map_err(fft_failed)?;
+        // Rounded down, so only coefficients with |z|^t < e^{−800} are dropped.
+        let negligible = (-1600.0 / t as f64).exp() * (1.0 - 4.0 * U);
         for z in &mut spec {
-            *z = complex_pow(*z, t);
+            *z = complex_pow(*z, t, negligible);
         }
-        let circ = inverse(&*inv, &mut spec, n)?;
+        let mut probs = inverse(&*inv, &mut spec, n)?;
         // Circular index i holds the absolute indices ≡ t·offset + i (mod n); unwrap onto
-        // [lo, lo + n).
+        // [lo, lo + n): index j of the result is circular index j + shift (mod n).
         let shift = (lo - (t as i64) * self.offset).rem_euclid(n as i64) as usize;
-        let mut probs = vec![0.0; n];
-        for (i, c) in circ.into_iter().enumerate() {
-            probs[(i + n - shift) % n] = c;
-        }
+        probs.rotate_left(shift);
         let tf = t as f64;
         let (a1, a2) = self.norms();
         let total = a1 + self.err;
@@ -287,11 +297,21 @@ impl LossPmf {
     /// An upper bound on δ(ε) = E[(1 − e^{ε−L})₊] + P[L = ∞] for this direction, with the
     /// floating-point error charged.
     pub(super) fn delta(&self, eps: f64) -> f64 {
-        let s: f64 = (0..self.len())
-            .filter(|&i| self.loss(i) > eps)
-            .map(|i| self.probs[i] * -(eps - self.loss(i)).exp_m1())
-            .sum();
-        (up(s, self.len()) + self.inf + self.err).min(1.0)
+        self.delta_and_slope(eps).0
+    }
+
+    /// [`Self::delta`] at `eps`, and Σ pᵢ·e^{ε−lᵢ} over the points above ε (minus the slope of
+    /// the finite part there, for the search in [`Self::epsilon`]; not rounded). The points at
+    /// or below ε (weight 0) are skipped by a binary search, not visited.
+    fn delta_and_slope(&self, eps: f64) -> (f64, f64) {
+        let start = partition_point(self.len(), |i| self.loss(i) <= eps);
+        let (mut s, mut slope) = (0.0, 0.0);
+        for i in start..self.len() {
+            let e = (eps - self.loss(i)).exp_m1();
+            s += self.probs[i] * -e;
+            slope += self.probs[i] * (1.0 + e);
+        }
+        ((up(s, self.len()) + self.inf + self.err).min(1.0), slope)
     }
 
     /// The smallest ε (at least −∞, a real number) with δ(ε) ≤ `delta` by [`Self::delta`], or
@@ -302,16 +322,23 @@ impl LossPmf {
             return None;
         }
         // Scan down: on [l_k, l_{k+1}] the finite part is S1 − e^ε·S2 over the points above k.
+        // This only guesses ε (the loop below confirms it), so e^{−l_k} is carried by a product
+        // with e^h, recomputed exactly every 1024 points (drift below 1e-12 relative).
         let (mut s1, mut s2) = (0.0, 0.0);
         let mut guess = None;
+        let (grow, mut w) = (self.h.exp(), 0.0);
         for k in (0..self.len()).rev() {
-            let lk = self.loss(k);
-            if s1 - lk.exp() * s2 >= target {
+            w = if (self.len() - 1 - k).is_multiple_of(1024) {
+                (-self.loss(k)).exp()
+            } else {
+                w * grow
+            };
+            if s1 - s2 / w >= target {
                 guess = Some(((s1 - target) / s2).ln());
                 break;
             }
             s1 += self.probs[k];
-            s2 += self.probs[k] * (-lk).exp();
+            s2 += self.probs[k] * w;
         }
         let mut eps = guess.unwrap_or_else(|| {
             if s1 <= target {
@@ -323,14 +350,38 @@ impl LossPmf {
         if eps == f64::NEG_INFINITY {
             return Some(eps);
         }
-        // The closed form cancels; confirm with the accurate sum and step up until it holds.
+        // The closed form cancels; confirm with the accurate sum and step up until it holds:
+        // by a Newton step on the finite part (δ falls at rate Σ pᵢe^{ε−lᵢ}), at least `step`,
+        // which doubles, so the loop ends whatever the slope. Only a confirmed ε is returned.
         let mut step = 1e-12 * eps.abs().max(self.h);
-        while self.delta(eps) > delta {
-            eps += step;
+        loop {
+            let (d, slope) = self.delta_and_slope(eps);
+            if d <= delta {
+                return Some(eps);
+            }
+            let newton = (d - delta) / slope * (1.0 + 1e-6);
+            eps += if newton.is_finite() {
+                newton.max(step)
+            } else {
+                step
+            };
             step *= 2.0;
         }
-        Some(eps)
     }
+}
+
+/// The first i in 0..n where `below(i)` is false, for a `below` that is true on a prefix.
+fn partition_point(n: usize, below: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 fn fft_failed(e: impl std::fmt::Display) -> Error {
@@ -360,10 +411,11 @@ fn inverse(
     Ok(out)
 }
 
-/// z^t by repeated squaring; exactly 0 when |z|^t < e^{−800} (below the smallest subnormal, so
-/// the rounding charge 2tU already covers it), which spares most high frequencies the work.
-fn complex_pow(mut z: Complex<f64>, mut t: u64) -> Complex<f64> {
-    if 0.5 * (t as f64) * z.norm_sqr().ln() < -800.0 {
+/// z^t by repeated squaring; exactly 0 when |z|² < `negligible` = e^{−1600/t}, i.e.
+/// |z|^t < e^{−800} (below the smallest subnormal, so the rounding charge 2tU already covers
+/// it), which spares most high frequencies the work.
+fn complex_pow(mut z: Complex<f64>, mut t: u64, negligible: f64) -> Complex<f64> {
+    if z.norm_sqr() < negligible {
         return Complex::new(0.0, 0.0);
     }
     let mut acc = Complex::new(1.0, 0.0);

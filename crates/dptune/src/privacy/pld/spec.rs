@@ -76,18 +76,16 @@ impl PartSpec {
         if times == 0 {
             return Err(Error::invalid("times", 0, "must be >= 1"));
         }
-        let one = self.pld(neighbours, config)?;
         if self.mechanism == "gaussian" && self.q.is_none() && times > 1 {
+            // The checks of `pld`, without discretising the single mechanism.
+            self.refuse_extra(&["sigma", "q", "sensitivity"])?;
             let sigma = need(self.sigma, "sigma", &self.mechanism)?;
+            let sensitivity = self.sensitivity.unwrap_or(1.0);
+            Pld::check_gaussian(sigma, sensitivity, config)?;
             let root = (times as f64).sqrt().next_up();
-            return Pld::gaussian(
-                (sigma / root).next_down(),
-                self.sensitivity.unwrap_or(1.0),
-                neighbours,
-                config,
-            );
+            return Pld::gaussian((sigma / root).next_down(), sensitivity, neighbours, config);
         }
-        one.self_compose(times)
+        self.pld(neighbours, config)?.self_compose(times)
     }
 
     fn refuse_extra(&self, allowed: &[&str]) -> Result<()> {

@@ -240,3 +240,30 @@ fn ten_gaussians_are_one_and_the_shortcut_agrees_with_the_fft() {
         "{fft} vs {shortcut}"
     );
 }
+
+#[test]
+fn the_gaussian_shortcut_checks_its_parameters_like_the_single_mechanism() {
+    let n = Neighbours::AddRemove;
+    for json in [
+        r#"{"mechanism": "gaussian", "sigma": -1, "times": 10}"#,
+        r#"{"mechanism": "gaussian", "sigma": 1, "sensitivity": 0, "times": 10}"#,
+        r#"{"mechanism": "gaussian", "sigma": 1, "b": 1, "times": 10}"#,
+        r#"{"mechanism": "gaussian", "times": 10}"#,
+    ] {
+        let part: PartSpec = serde_json::from_str(json).unwrap();
+        let (one, many) = (part.pld(n, cfg()), part.composed_pld(n, cfg()));
+        assert!(one.is_err() && many.is_err(), "{json}");
+        assert_eq!(
+            format!("{:?}", one.unwrap_err()),
+            format!("{:?}", many.unwrap_err()),
+            "{json}"
+        );
+    }
+    let bad = PldConfig {
+        interval: 2.0,
+        ..cfg()
+    };
+    let part: PartSpec =
+        serde_json::from_str(r#"{"mechanism": "gaussian", "sigma": 1, "times": 10}"#).unwrap();
+    assert!(part.composed_pld(n, bad).is_err());
+}
