@@ -142,8 +142,10 @@ impl SecAggParams {
         Ok(())
     }
 
-    /// SecAgg over the complete graph: Shamir threshold = `min_survivors` = t, so the sum is
-    /// recovered whenever at least t clients survive every stage.
+    /// SecAgg over the complete graph: Shamir threshold T = max(t, ⌊n/2⌋ + 1) for
+    /// `min_survivors` = t, a strict majority of the n clients whatever t (module doc,
+    /// "Untrusted server"). The sum is recovered whenever at least T clients survive every stage;
+    /// with t ≤ n/2 that is more than t, so fewer than T survivors end in [`Error::NoRelease`].
     pub fn complete(round: u64, clients: usize, dim: usize, min_survivors: usize) -> Result<Self> {
         Self::check_common(clients, dim, min_survivors)?;
         Ok(Self {
@@ -151,7 +153,7 @@ impl SecAggParams {
             clients: clients as u32,
             dim,
             min_survivors,
-            threshold: min_survivors,
+            threshold: majority_threshold(clients, min_survivors),
             graph: Graph::Complete,
         })
     }
@@ -267,6 +269,12 @@ impl SecAggParams {
             }
         }
     }
+}
+
+/// The complete graph's Shamir threshold for n clients and t minimum survivors:
+/// max(t, ⌊n/2⌋ + 1), the smallest strict majority of the n clients if t is not one already.
+pub fn majority_threshold(clients: usize, min_survivors: usize) -> usize {
+    min_survivors.max(clients / 2 + 1)
 }
 
 /// Encodes signed integers into ℤ_{2^32} (two's complement). Every value must lie in
