@@ -182,6 +182,7 @@ impl VoteRound {
                 rng.next_u64(),
             )?,
         };
+        params.check_colluders(self.plan.colluders())?;
         // Validated before any noise is drawn; after this nothing fails on the scores.
         if let Some((i, s)) = scores
             .iter()
