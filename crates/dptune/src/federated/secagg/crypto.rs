@@ -532,4 +532,24 @@ mod tests {
         assert!(open(&key, 1, 3, 2, &ct).is_none());
         assert!(open(&key, 1, 2, 4, &ct).is_none());
     }
+
+    #[test]
+    fn an_attestation_holds_for_its_own_set_pair_round_and_key_only() {
+        let key = [9u8; 32];
+        let set = [0u32, 2, 5];
+        let tag = attest_tag(&key, 1, 2, 5, &set);
+        assert!(attest_valid(&key, 1, 2, 5, &set, &tag));
+        // Another set (one member more, one fewer, or another), round, direction, recipient,
+        // key, or a flipped bit: refused.
+        for other in [&[0u32, 2, 5, 7][..], &[0, 2], &[0, 2, 6]] {
+            assert!(!attest_valid(&key, 1, 2, 5, other, &tag));
+        }
+        assert!(!attest_valid(&key, 2, 2, 5, &set, &tag));
+        assert!(!attest_valid(&key, 1, 5, 2, &set, &tag));
+        assert!(!attest_valid(&key, 1, 2, 0, &set, &tag));
+        assert!(!attest_valid(&[8u8; 32], 1, 2, 5, &set, &tag));
+        let mut bad = tag;
+        bad[15] ^= 0x80;
+        assert!(!attest_valid(&key, 1, 2, 5, &set, &bad));
+    }
 }
