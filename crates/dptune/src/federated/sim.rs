@@ -399,15 +399,9 @@ impl SimConfig {
         // data is read; the vote round builds the same ones again.
         let params = match self.sparse {
             None => SecAggParams::complete(0, self.clients, 1, self.min_survivors)?,
-            Some((degree, threshold)) => SecAggParams::sparse(
-                0,
-                self.clients,
-                1,
-                self.min_survivors,
-                degree,
-                threshold,
-                0,
-            )?,
+            Some((degree, threshold)) => {
+                SecAggParams::sparse(0, self.clients, 1, self.min_survivors, degree, threshold, 0)?
+            }
         };
         params.check_colluders(self.colluders)
     }
