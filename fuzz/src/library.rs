@@ -105,6 +105,8 @@ pub fn study(data: &[u8]) {
 const CLIENTS: usize = 3;
 const DIM: usize = 2;
 const THRESHOLD: usize = 2;
+/// The last SecAgg stage (unmask).
+const LAST_STAGE: usize = 4;
 
 fn params() -> SecAggParams {
     SecAggParams::complete(7, CLIENTS, DIM, THRESHOLD).expect("valid fuzz parameters")
@@ -116,12 +118,14 @@ fn client(i: usize) -> Client {
     Client::new(i, params(), vec![i as u32 + 1; DIM], streams.get(i as u64)).expect("valid client")
 }
 
-/// Client `c`'s answer in `stage` (0 keys, 1 shares, 2 masked input, 3 unmask) to `msg`.
+/// Client `c`'s answer in `stage` (0 keys, 1 shares, 2 masked input, 3 attestation, 4 unmask)
+/// to `msg`.
 fn answer(c: &mut Client, stage: usize, msg: &[u8]) -> Result<Vec<u8>, dptune::Error> {
     match stage {
         0 => c.advertise_keys(),
         1 => c.share_keys(msg),
         2 => c.masked_input(msg),
+        3 => c.attest(msg),
         _ => c.unmask(msg),
     }
 }
@@ -129,7 +133,7 @@ fn answer(c: &mut Client, stage: usize, msg: &[u8]) -> Result<Vec<u8>, dptune::E
 /// The messages of one honest round, computed once: the targets replay them into a fresh
 /// server or client, which skips everyone else's key generation and encryption per input.
 struct Transcript {
-    /// `to_server[stage][i]`: client i's message in `stage` (0 keys … 3 unmask).
+    /// `to_server[stage][i]`: client i's message in `stage` (0 keys … 4 unmask).
     to_server: Vec<Vec<Vec<u8>>>,
     /// `to_client0[stage]`: the server's message to client 0 that `stage` answers (empty for
     /// stage 0, which answers nothing).
@@ -146,7 +150,7 @@ fn transcript() -> &'static Transcript {
             to_server: Vec::new(),
             to_client0: Vec::new(),
         };
-        for stage in 0..4 {
+        for stage in 0..=LAST_STAGE {
             let sent: Vec<Vec<u8>> = clients
                 .iter_mut()
                 .zip(&inbox)
@@ -157,7 +161,7 @@ fn transcript() -> &'static Transcript {
             }
             t.to_server.push(sent);
             t.to_client0.push(std::mem::take(&mut inbox[0]));
-            if stage < 3 {
+            if stage < LAST_STAGE {
                 for (to, bytes) in server.advance().expect("honest round advances") {
                     inbox[to as usize] = bytes;
                 }
@@ -185,14 +189,14 @@ fn fuzzed(mode: u8, rest: &[u8], honest: &[u8]) -> Vec<u8> {
     m
 }
 
-/// SecAgg client decoder: byte 0 picks the stage (1 keys list, 2 forwarded shares, 3 unmask
-/// request) and byte 1 the mode of [`fuzzed`]; client 0 goes honestly through the earlier
+/// SecAgg client decoder: byte 0 picks the stage (1 keys list, 2 forwarded shares, 3 survivor
+/// set, 4 forwarded attestations) and byte 1 the mode of [`fuzzed`]; client 0 goes honestly through the earlier
 /// stages, then receives the fuzzed server message.
 pub fn secagg_client(data: &[u8]) {
     let [stage, mode, rest @ ..] = data else {
         return;
     };
-    let stage = (stage % 3 + 1) as usize;
+    let stage = (*stage as usize % LAST_STAGE) + 1;
     let t = transcript();
     let mut c = client(0);
     for (s, msg) in t.to_client0[..stage].iter().enumerate() {
@@ -201,14 +205,14 @@ pub fn secagg_client(data: &[u8]) {
     let _ = answer(&mut c, stage, &fuzzed(*mode, rest, &t.to_client0[stage]));
 }
 
-/// SecAgg server decoder: byte 0 picks the stage (0 keys … 3 unmask) and byte 1 the mode of
+/// SecAgg server decoder: byte 0 picks the stage (0 keys … 4 unmask) and byte 1 the mode of
 /// [`fuzzed`]; the earlier stages are honest, in the picked stage client 0's message is
 /// replaced by the fuzzed one and the others are honest, then the server closes the stage.
 pub fn secagg_server(data: &[u8]) {
     let [stage, mode, rest @ ..] = data else {
         return;
     };
-    let stage = (stage % 4) as usize;
+    let stage = *stage as usize % (LAST_STAGE + 1);
     let t = transcript();
     let mut server = Server::new(params());
     for sent in &t.to_server[..stage] {
@@ -221,7 +225,7 @@ pub fn secagg_server(data: &[u8]) {
     for m in &t.to_server[stage][1..] {
         let _ = server.receive(m);
     }
-    if stage == 3 {
+    if stage == LAST_STAGE {
         let _ = server.finish();
     } else {
         let _ = server.advance();

@@ -71,7 +71,9 @@ struct SimulateArgs {
     /// Delta.
     #[arg(long, default_value_t = 1e-5)]
     delta: f64,
-    /// Minimum number of survivors t (default: 80 % of the clients).
+    /// Minimum number of survivors t (default: 80 % of the clients). The noise is sized for t;
+    /// without --degree a round needs max(t, clients/2 + 1) clients at every stage (the Shamir
+    /// threshold of secure aggregation).
     #[arg(long)]
     min_survivors: Option<usize>,
     /// Colluding survivors c the guarantee must hold against (they know their own noise, so
@@ -173,9 +175,13 @@ fn validate(a: &SimulateArgs) -> Result<(), Failure> {
 fn simulate(a: SimulateArgs) -> Result<Report, Failure> {
     validate(&a)?;
     let t = a.min_survivors.unwrap_or((a.clients * 4).div_ceil(5));
-    // SecAgg+: the smallest strict majority of each neighbourhood (degree + 1 members, the
-    // degree even by `validate`).
-    let sparse = a.degree.map(|d| (d, d / 2 + 1));
+    // SecAgg+: the smallest threshold above half of each neighbourhood (degree + 1 members)
+    // plus the colluders, as secure aggregation against a lying server needs (larger
+    // colluder counts are refused, naming --colluders).
+    let sparse = a.degree.map(|d| {
+        let group = d.min(a.clients.saturating_sub(1)) + 1;
+        (d, ((group + a.colluders) / 2 + 1).min(group))
+    });
     let cfg = SimConfig {
         dataset: match a.dataset {
             Dataset::Adult => SimDataset::Adult,

@@ -358,6 +358,12 @@ fn bad_input_exits_2_naming_the_parameter() {
             &["--min-survivors", "4", "--colluders", "5"][..],
             "colluders",
         ),
+        // t = 5 of 8: threshold 5 resists a server colluding with c clients only if
+        // 2·5 > 8 + c, so c = 3 is refused although c < t.
+        (
+            &["--min-survivors", "5", "--colluders", "3"][..],
+            "colluders",
+        ),
     ] {
         let o = simulate(extra);
         assert_eq!(code(&o), 2, "{extra:?}: {}", stderr(&o));

@@ -1645,12 +1645,23 @@ fn decode_signed_u32<'py>(
     Ok(PyArray1::from_vec(py, decode_signed(&u)))
 }
 
-fn params(round: u64, clients: usize, dim: usize, min_survivors: usize) -> R<SecAggParams> {
-    SecAggParams::complete(round, clients, dim, min_survivors).py()
+/// Complete-graph parameters (Shamir threshold max(t, ⌊n/2⌋ + 1)), refused if they cannot
+/// resist a server colluding with `colluders` clients.
+fn params(
+    round: u64,
+    clients: usize,
+    dim: usize,
+    min_survivors: usize,
+    colluders: usize,
+) -> R<SecAggParams> {
+    let p = SecAggParams::complete(round, clients, dim, min_survivors).py()?;
+    p.check_colluders(colluders).py()?;
+    Ok(p)
 }
 
-/// A secure-aggregation client (complete graph). Its keys come from `key` (32 secret bytes);
-/// the same key and the same messages rebuild the same state in a later process.
+/// A secure-aggregation client (complete graph, Shamir threshold max(t, ⌊n/2⌋ + 1)). Its keys
+/// come from `key` (32 secret bytes); the same key and the same messages rebuild the same state
+/// in a later process.
 #[pyclass(module = "dptune._core", name = "SecAggClient")]
 struct PySecAggClient {
     inner: RsClient,
@@ -1659,7 +1670,7 @@ struct PySecAggClient {
 #[pymethods]
 impl PySecAggClient {
     #[new]
-    #[pyo3(signature = (id, clients, min_survivors, input, key, round=0))]
+    #[pyo3(signature = (id, clients, min_survivors, input, key, round=0, colluders=0))]
     fn new(
         id: usize,
         clients: usize,
@@ -1667,13 +1678,14 @@ impl PySecAggClient {
         input: &Bound<'_, PyAny>,
         key: &[u8],
         round: u64,
+        colluders: usize,
     ) -> R<Self> {
         let v = vec_i64("input", input)?;
         let enc = encode_signed("input", &v).py()?;
         let key: [u8; 32] = key
             .try_into()
             .map_err(|_| invalid("key", key.len(), "must be 32 bytes"))?;
-        let p = params(round, clients, enc.len(), min_survivors)?;
+        let p = params(round, clients, enc.len(), min_survivors, colluders)?;
         Ok(Self {
             inner: RsClient::new(id, p, enc, SecureRng::from_key(key)).py()?,
         })
@@ -1690,13 +1702,17 @@ impl PySecAggClient {
     fn masked_input<'py>(&mut self, py: Python<'py>, msg: &[u8]) -> R<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &self.inner.masked_input(msg).py()?))
     }
-    /// Stage 3: given the unmask request, the shares the server may see.
+    /// Stage 3: given the survivor set, this client's attestations of it.
+    fn attest<'py>(&mut self, py: Python<'py>, msg: &[u8]) -> R<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.attest(msg).py()?))
+    }
+    /// Stage 4: given the forwarded attestations, the shares the server may see.
     fn unmask<'py>(&mut self, py: Python<'py>, msg: &[u8]) -> R<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &self.inner.unmask(msg).py()?))
     }
 }
 
-/// A secure-aggregation server (complete graph, Shamir threshold = min_survivors).
+/// A secure-aggregation server (complete graph, Shamir threshold max(t, ⌊n/2⌋ + 1)).
 #[pyclass(module = "dptune._core", name = "SecAggServer")]
 struct PySecAggServer {
     inner: RsServer,
@@ -1705,10 +1721,16 @@ struct PySecAggServer {
 #[pymethods]
 impl PySecAggServer {
     #[new]
-    #[pyo3(signature = (clients, dim, min_survivors, round=0))]
-    fn new(clients: usize, dim: usize, min_survivors: usize, round: u64) -> R<Self> {
+    #[pyo3(signature = (clients, dim, min_survivors, round=0, colluders=0))]
+    fn new(
+        clients: usize,
+        dim: usize,
+        min_survivors: usize,
+        round: u64,
+        colluders: usize,
+    ) -> R<Self> {
         Ok(Self {
-            inner: RsServer::new(params(round, clients, dim, min_survivors)?),
+            inner: RsServer::new(params(round, clients, dim, min_survivors, colluders)?),
         })
     }
     /// Accepts one client message (refused messages raise; the sender counts as dropped).

@@ -163,6 +163,9 @@ def test_votes_noise_and_secure_aggregation():
         server.receive(clients[i].masked_input(out[i]))
     out = server.advance()
     for i in range(3):
+        server.receive(clients[i].attest(out[i]))
+    out = server.advance()
+    for i in range(3):
         server.receive(clients[i].unmask(out[i]))
     total, survivors = server.finish()
     assert list(survivors) == [0, 1, 2]
@@ -174,6 +177,15 @@ def test_votes_noise_and_secure_aggregation():
         dptune.SecAggClient(0, 4, 3, noisy[0], b"short")
     with pytest.raises(dptune.DptuneError):
         server.receive(b"garbage")
+    # Shamir threshold max(t, n/2 + 1) = 3 of 4 resists a server colluding with one client
+    # (2·3 > 4 + 1) but not with two (2·3 <= 4 + 2): refused, naming the parameter.
+    dptune.SecAggServer(4, 6, 3, colluders=1)
+    for make in (
+        lambda: dptune.SecAggServer(4, 6, 3, colluders=2),
+        lambda: dptune.SecAggClient(0, 4, 3, noisy[0], keys[0], colluders=2),
+    ):
+        with pytest.raises(dptune.InvalidParameter, match="colluders"):
+            make()
 
 
 @pytest.mark.parametrize(

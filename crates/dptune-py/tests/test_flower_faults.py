@@ -119,37 +119,45 @@ def _outcome(lines):
     return "refused", json.loads(refusals[0][len("DPTUNE_REFUSED "):])
 
 
-def test_a_client_killed_at_each_stage_leaves_the_exact_result_of_the_survivors(tmp_path):
-    # Six nodes; partition 5 dies before stage 0 (keys), 4 before stage 1 (shares), 3 before
-    # stage 2 (masked input), 2 before stage 3 (unmask: its masked input is in the sum, its
-    # self-mask is recovered from the others' shares). Survivors: 0, 1, 2; t = 2 answer.
-    nodes = 6
+@pytest.mark.parametrize(
+    "nodes, t, kill_at, survivors",
+    [
+        # Partition 6 dies before stage 0 (keys), 5 before stage 1 (shares), 4 before stage 2
+        # (masked input): survivors 0..3, exactly the Shamir threshold max(t, n/2 + 1) = 4.
+        (7, 4, {0: [6], 1: [5], 2: [4]}, 4),
+        # Partition 4 dies before stage 3 (attest), 3 before stage 4 (unmask): both masked
+        # inputs are in the sum, their self-masks are recovered from the others' shares; 4
+        # attest (threshold 3), 3 answer.
+        (5, 3, {3: [4], 4: [3]}, 5),
+    ],
+)
+def test_a_client_killed_at_each_stage_leaves_the_exact_result_of_the_survivors(
+    tmp_path, nodes, t, kill_at, survivors
+):
     rc = {"candidates": 12, "k": 3, "epsilon": 1.0, "delta": 1e-5, "min-nodes": nodes,
-          "min-survivors": 2, "stage-timeout": STAGE_TIMEOUT, "pause-before-stage": 1.5,
+          "min-survivors": t, "stage-timeout": STAGE_TIMEOUT, "pause-before-stage": 1.5,
           "seed": 20261201}
-    kill_at = {0: [5], 1: [4], 2: [3], 3: [2]}
     lines, killed = _deploy(tmp_path, nodes, rc, kill_at, deadline=170.0)
-    assert sorted(killed) == [2, 3, 4, 5], "".join(lines)[-3000:]
+    dead = {p: s for s, ps in kill_at.items() for p in ps}
+    assert sorted(killed) == sorted(dead), "".join(lines)[-3000:]
     kind, deployed = _outcome(lines)
     assert kind == "result", deployed
-    assert deployed["survivors"] == 3
-    local = run_in_process(
-        rc, [{"partition-id": i} for i in range(nodes)], drop_after={5: 0, 4: 1, 3: 2, 2: 3}
-    )
+    assert deployed["survivors"] == survivors
+    local = run_in_process(rc, [{"partition-id": i} for i in range(nodes)], drop_after=dead)
     assert deployed == local
 
 
 def test_too_few_survivors_at_unmask_is_a_typed_refusal_within_the_timeout(tmp_path):
-    # Three nodes, t = 2: two die after sending their masked inputs. The masked inputs cannot
-    # be unmasked: the server prints the refusal line (nothing released) after one stage
-    # timeout, instead of a sum or a hang.
+    # Three nodes, t = 2 (threshold 2): two die after attesting the survivor set, before the
+    # unmask request. The masked inputs cannot be unmasked: the server prints the refusal line
+    # (nothing released) after one stage timeout, instead of a sum or a hang.
     nodes = 3
     rc = {"candidates": 12, "k": 3, "epsilon": 1.0, "delta": 1e-5, "min-nodes": nodes,
           "min-survivors": 2, "stage-timeout": STAGE_TIMEOUT, "pause-before-stage": 1.5,
           "seed": 20261202}
-    lines, killed = _deploy(tmp_path, nodes, rc, {3: [1, 2]}, deadline=120.0)
+    lines, killed = _deploy(tmp_path, nodes, rc, {4: [1, 2]}, deadline=120.0)
     assert sorted(killed) == [1, 2]
     kind, body = _outcome(lines)
     assert kind == "refused", body
     assert body == {"error": "NoRelease", "released": None}
-    assert not any("DPTUNE_STAGE 3 done: 3" in l for l in lines)
+    assert not any("DPTUNE_STAGE 4 done: 3" in l for l in lines)

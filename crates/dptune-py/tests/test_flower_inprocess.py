@@ -41,7 +41,9 @@ def test_run_config_errors():
         run_in_process({**RC, "k": 0}, NODES)
     with pytest.raises(dptune.InvalidParameter, match="evaluate-fn"):
         run_in_process({**RC, "evaluate-fn": "nonsense"}, NODES)
-    for c in (3, -1):  # c must leave an honest survivor (t = 3), and be a count
+    # c must leave an honest survivor (t = 3), be a count, and satisfy 2·threshold > n + c for
+    # secure aggregation against a server colluding with c clients (threshold 3 of n = 5).
+    for c in (3, -1, 1):
         with pytest.raises(dptune.InvalidParameter, match="colluders"):
             run_in_process({**RC, "colluders": c}, NODES)
 
@@ -128,10 +130,12 @@ def test_colluders_resize_the_noise_and_are_stated():
     assert 1.17 <= truth < 1.18
     sized = dptune.NoisePlan.calibrate(5, 1.0, 1e-5, 80, colluders=40)
     assert sized.guarantee(80, 1e-5)[1] <= 1.0
-    # The Flower round: colluders from the run config, stated in the release.
-    r = run_in_process({**RC, "colluders": 2}, NODES)
+    # The Flower round: colluders from the run config, stated in the release (t = 4 of 5: the
+    # threshold 4 resists a server colluding with 2 clients, 2·4 > 5 + 2).
+    rc = {**RC, "min-survivors": 4, "colluders": 2}
+    r = run_in_process(rc, NODES)
     assert r["colluders"] == 2 and "at most 2 colluding" in r["assumption"]
-    plan = RoundConfig.from_run_config({**RC, "colluders": 2}).plan()
+    plan = RoundConfig.from_run_config(rc).plan()
     assert r["epsilon"] == plan.guarantee(5, 1e-5)[1] <= 1.0
 
 

@@ -1,7 +1,7 @@
 //! Times one secure-aggregation round (p = 100, no dropouts) for n = 100 and 1000 clients with a
 //! SecAgg+ graph (degree 2⌈log2 n⌉ rounded to even, majority threshold) and, for n = 100, the
 //! complete graph (threshold t = 0.8·n). Client compute is the sum over clients of the time spent
-//! building their state and answering the four stages (key generation, Shamir sharing, share
+//! building their state and answering the five stages (key generation, Shamir sharing, share
 //! encryption and decryption, masking, message encoding and decoding); server compute is the
 //! server's message handling, routing and unmasking. Prints one JSON line per configuration, with
 //! `num_shares` (neighbourhood size including the client itself, Flower's name) and `threshold`.

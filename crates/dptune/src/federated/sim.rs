@@ -36,6 +36,7 @@ use serde::Serialize;
 
 use super::accounting::NoisePlan;
 use super::secagg::local::{DropAt, Timing};
+use super::secagg::SecAggParams;
 use super::sim_data::{load, SimDataset, Table};
 use super::vote::VoteRound;
 use crate::error::{check_delta, check_positive, Error, Result};
@@ -394,7 +395,15 @@ impl SimConfig {
                 format!("must lie in 2..={} (the number of clients)", self.clients),
             ));
         }
-        Ok(())
+        // The secure-aggregation parameters (graph, threshold, colluders) up front, before any
+        // data is read; the vote round builds the same ones again.
+        let params = match self.sparse {
+            None => SecAggParams::complete(0, self.clients, 1, self.min_survivors)?,
+            Some((degree, threshold)) => {
+                SecAggParams::sparse(0, self.clients, 1, self.min_survivors, degree, threshold, 0)?
+            }
+        };
+        params.check_colluders(self.colluders)
     }
 
     /// Runs one repetition with run seed `self.seed`. `progress` is called from worker threads.
@@ -476,10 +485,17 @@ impl SimConfig {
                 })
                 .collect();
             // Dropouts at a uniformly chosen stage.
-            let stages = [DropAt::Keys, DropAt::Shares, DropAt::Masked, DropAt::Unmask];
+            let stages = [
+                DropAt::Keys,
+                DropAt::Shares,
+                DropAt::Masked,
+                DropAt::Attest,
+                DropAt::Unmask,
+            ];
             let drops: Vec<Option<DropAt>> = (0..self.clients)
                 .map(|_| {
-                    (rng.unit_f64() < self.dropout_rate).then(|| stages[rng.below_u64(4) as usize])
+                    (rng.unit_f64() < self.dropout_rate)
+                        .then(|| stages[rng.below_u64(stages.len() as u64) as usize])
                 })
                 .collect();
             let round = VoteRound {

@@ -99,7 +99,9 @@ pub struct VoteRound {
     /// Release the noisy counts too (post-processing; costs nothing extra).
     pub release_counts: bool,
     /// SecAgg+ neighbour degree and Shamir threshold; `None` for the complete graph (threshold
-    /// t, exact recovery with up to n − t dropouts).
+    /// T = max(t, ⌊n/2⌋ + 1), exact recovery with up to n − T dropouts). Either way the round
+    /// refuses `colluders` unless 2·threshold > neighbourhood + colluders
+    /// ([`SecAggParams::check_colluders`]).
     pub sparse: Option<(usize, usize)>,
 }
 
@@ -182,6 +184,7 @@ impl VoteRound {
                 rng.next_u64(),
             )?,
         };
+        params.check_colluders(self.plan.colluders())?;
         // Validated before any noise is drawn; after this nothing fails on the scores.
         if let Some((i, s)) = scores
             .iter()

@@ -1,6 +1,6 @@
 """DP-HYPE on Flower 1.42 (Message API) with dptune's secure aggregation and distributed noise.
 
-* :mod:`dptune.flower.server_app` — ``app``: a ``ServerApp`` that runs one DP-HYPE round (four
+* :mod:`dptune.flower.server_app` — ``app``: a ``ServerApp`` that runs one DP-HYPE round (five
   secure-aggregation stages) and prints one ``DPTUNE_RESULT {...}`` line with the selected index
   and the client-level guarantee for the actual number of survivors (not their identities).
 * :mod:`dptune.flower.client_app` — ``app``: a ``ClientApp`` whose local evaluation is the
@@ -11,9 +11,12 @@
 
 Run config keys: ``candidates``, ``k``, ``epsilon``, ``delta``, ``min-nodes`` (n, SecAgg
 participants), ``min-survivors`` (t: the noise is sized so that any t survivors give the
-guarantee; fewer and nothing is released), ``colluders`` (c, default 0: the guarantee holds
+guarantee; fewer and nothing is released; the Shamir threshold is max(t, ⌊n/2⌋ + 1), so with
+t ≤ n/2 a round needs ⌊n/2⌋ + 1 clients at every stage), ``colluders`` (c, default 0: the guarantee holds
 against at most c colluding survivors, who know their own noise shares; each share is sized for
-t − c honest clients; the released ``assumption`` states it), ``neighbours`` (``replace``),
+t − c honest clients; the released ``assumption`` states it; refused unless
+2 × threshold > n + c, the condition under which secure aggregation resists a server that
+colludes with c clients and lies about who survived), ``neighbours`` (``replace``),
 ``stage-timeout`` (seconds), ``eval-deadline`` (seconds a client gives its local evaluation,
 below the stage timeout, default half of it: a late evaluation is replaced by a vote for k
 candidates drawn uniformly at random, so a slow client never becomes a dropout),

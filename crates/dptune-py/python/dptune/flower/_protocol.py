@@ -4,14 +4,16 @@ The Flower apps (``server_app``, ``client_app``) and the in-process run (:func:`
 share this code, so a deployment and an in-process run with the same seeds and the same
 survivors release the same index and the same guarantee.
 
-Round structure (four server ↔ client round trips, the SecAgg stages):
+Round structure (five server ↔ client round trips, the SecAgg stages):
 
 0. the server assigns SecAgg ids 0..n−1 to the first ``min-nodes`` nodes (sorted by node id);
    each client evaluates every candidate locally (the user's function), forms its top-k vote,
    adds its Skellam noise share, and advertises its SecAgg keys;
-1. share keys; 2. masked input; 3. unmask. The server learns only the sum of the surviving
-   clients' noisy votes, refuses below ``min-survivors``, and releases the argmax together with
-   the client-level guarantee for the actual number of survivors.
+1. share keys; 2. masked input; 3. attest the survivor set; 4. unmask. The server learns only
+   the sum of the surviving clients' noisy votes, refuses below ``min-survivors``, and releases
+   the argmax together with the client-level guarantee for the actual number of survivors. The
+   Shamir threshold is max(min-survivors, ⌊min-nodes/2⌋ + 1): below that many clients in any
+   stage the round is refused (docs/FEDERATED.md, "Faults").
 
 Participation never depends on a client's data: a NaN score counts as the worst, and a client
 whose local evaluation fails (raises, returns the wrong shape, or outlasts the public evaluation
@@ -46,7 +48,7 @@ from .. import _core
 #: candidate (higher is better), a float array of length ``candidates``.
 Evaluate = Callable[[int, Any], np.ndarray]
 
-STAGES = 4
+STAGES = 5
 
 
 @dataclass(frozen=True)
@@ -268,9 +270,15 @@ def client_step(
         )
     vote = np.frombuffer(state["vote"], dtype="<i8")
     client = _core.SecAggClient(
-        sid, cfg.min_nodes, cfg.min_survivors, vote, state["key"], round=cfg.round
+        sid,
+        cfg.min_nodes,
+        cfg.min_survivors,
+        vote,
+        state["key"],
+        round=cfg.round,
+        colluders=cfg.colluders,
     )
-    steps = [client.share_keys, client.masked_input, client.unmask]
+    steps = [client.share_keys, client.masked_input, client.attest, client.unmask]
     out = client.advertise_keys()
     for i, m in enumerate(state["msgs"]):
         out = steps[i](m)
@@ -307,7 +315,11 @@ class ServerRound:
                 f"{self.cfg.min_nodes}"
             )
         self.server = _core.SecAggServer(
-            self.cfg.min_nodes, self.cfg.candidates, self.cfg.min_survivors, round=self.cfg.round
+            self.cfg.min_nodes,
+            self.cfg.candidates,
+            self.cfg.min_survivors,
+            round=self.cfg.round,
+            colluders=self.cfg.colluders,
         )
         self.pending = {i: b"" for i in range(len(self.ids))}
 

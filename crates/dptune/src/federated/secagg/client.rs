@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::Zeroizing;
 
-use super::crypto::{apply_mask, input_tag, keypair, open, pairwise_keys, seal, PeerKey, Purpose};
+use super::crypto::{
+    apply_mask, attest_tag, attest_valid, input_tag, keypair, open, pairwise_keys, seal, PeerKey,
+    Purpose,
+};
 use super::shamir::{split, Share};
 use super::wire::{decode_share_pair, encode_share_pair, Body, KeyView, Kind, Message, SERVER};
 use super::SecAggParams;
@@ -21,6 +24,7 @@ enum Stage {
     KeysSent,
     SharesSent,
     MaskedSent,
+    Attested,
     Done,
 }
 
@@ -32,8 +36,10 @@ struct PeerKeys {
     mask_pk_bytes: [u8; 32],
     enc_pk: PeerKey,
     /// HKDF-SHA256(X25519(enc_sk, enc_pk)) for [`Purpose::Share`], computed once in stage 1 and
-    /// reused to open the neighbour's ciphertext in stage 2 (the key is the same in both
-    /// directions; the nonce and associated data tell the directions apart). Zeroised on drop.
+    /// reused to open the neighbour's ciphertext in stage 2 and for the attestations of stages 3
+    /// and 4 (the key is the same in both directions; the nonce and associated data tell the
+    /// directions and purposes apart). Zeroised when the unmask request has been checked, and
+    /// on drop.
     share_key: Option<Zeroizing<[u8; 32]>>,
 }
 
@@ -52,6 +58,9 @@ pub struct Client {
     peers: BTreeMap<u32, PeerKeys>,
     /// Shares held for each owner (self included): (self-seed share, mask-key share).
     held: BTreeMap<u32, (Share, Share)>,
+    /// The survivor set this client attested in stage 3 (sorted), and the status (survivor or
+    /// dropped) of every owner in `held`; the unmask stage reveals shares by this status only.
+    attested: Option<(Vec<u32>, BTreeMap<u32, bool>)>,
 }
 
 impl std::fmt::Debug for Client {
@@ -112,6 +121,7 @@ impl Client {
             self_seed,
             peers: BTreeMap::new(),
             held: BTreeMap::new(),
+            attested: None,
         })
     }
 
@@ -273,10 +283,6 @@ impl Client {
             self.held.insert(from, (seed, key));
             live.push(from);
         }
-        // The share keys are not needed any more.
-        for peer in self.peers.values_mut() {
-            peer.share_key = None;
-        }
         if live.len() + 1 < self.params.threshold() {
             return Err(Error::NoRelease {
                 reason: "too few neighbours completed the share stage".into(),
@@ -302,14 +308,20 @@ impl Client {
         Ok(self.send(Body::MaskedInput { y, live, tag }))
     }
 
-    /// Stage 3: receives who survived and who dropped; reveals for each neighbour either the
-    /// self-seed share (survivor) or the mask-key share (dropped), never both. A client answers
-    /// at most one unmask request per round.
-    pub fn unmask(&mut self, msg: &[u8]) -> Result<Vec<u8>> {
+    /// Stage 3 (consistency): receives who survived and who dropped, checks it against what this
+    /// client knows, and attests the survivor set to each fellow survivor (a tag under the pair's
+    /// share key). It attests only a set that contains itself, has at least `min_survivors`
+    /// members, and whose other members are all neighbours it masked against (so every attester
+    /// masks against all the others). A client attests at most one set per round.
+    pub fn attest(&mut self, msg: &[u8]) -> Result<Vec<u8>> {
         let m = self.expect(Stage::MaskedSent, msg, Kind::UnmaskRequest)?;
-        // Whatever happens next, this client will not answer another unmask request.
-        self.stage = Stage::Done;
-        let Body::UnmaskRequest { survivors, dropped } = m.body else {
+        // Whatever happens next, this client will not attest another set.
+        self.stage = Stage::Attested;
+        let Body::UnmaskRequest {
+            mut survivors,
+            dropped,
+        } = m.body
+        else {
             return Err(protocol("body does not match kind"));
         };
         let mut status: BTreeMap<u32, bool> = BTreeMap::new();
@@ -339,7 +351,8 @@ impl Client {
                 "this client sent its masked input but is not listed",
             ));
         }
-        // Every neighbour that sent shares must be classified, and only those.
+        // Every neighbour that sent shares must be classified, and only those: in particular
+        // every other survivor is a neighbour this client masked against.
         for (&j, &alive) in &status {
             if j != self.id && self.params.are_neighbours(self.id, j) && !self.held.contains_key(&j)
             {
@@ -349,13 +362,88 @@ impl Client {
                 )));
             }
         }
+        if let Some(owner) = self.held.keys().find(|o| !status.contains_key(o)) {
+            return Err(protocol(format!("neighbour {owner} is not classified")));
+        }
+        let fellows: Vec<u32> = survivors
+            .iter()
+            .copied()
+            .filter(|&s| s != self.id && self.held.contains_key(&s))
+            .collect();
+        if fellows.len() + 1 < self.params.threshold() {
+            return Err(Error::NoRelease {
+                reason: format!(
+                    "{} surviving neighbours, fewer than the threshold {} needs",
+                    fellows.len(),
+                    self.params.threshold()
+                ),
+            });
+        }
+        // The set is attested in canonical order (the order of the lists carries nothing).
+        survivors.sort_unstable();
+        let round = self.params.round();
+        let mut tags = Vec::with_capacity(fellows.len());
+        for &j in &fellows {
+            let key = self.peers[&j]
+                .share_key
+                .as_ref()
+                .ok_or_else(|| protocol(format!("no share key for neighbour {j}")))?;
+            tags.push((j, attest_tag(key, round, self.id, j, &survivors)));
+        }
+        self.attested = Some((survivors, status));
+        Ok(self.send(Body::Attestations(tags)))
+    }
+
+    /// Stage 4 (unmask): receives the fellow survivors' attestations; if at least `threshold`
+    /// members of its neighbourhood (itself included) attested the same survivor set as this
+    /// client, reveals for each neighbour either the self-seed share (survivor) or the mask-key
+    /// share (dropped), never both; otherwise refuses. A client answers at most one unmask
+    /// request per round.
+    pub fn unmask(&mut self, msg: &[u8]) -> Result<Vec<u8>> {
+        let m = self.expect(Stage::Attested, msg, Kind::ForwardedAttestations)?;
+        // Whatever happens next, this client will not answer another unmask request.
+        self.stage = Stage::Done;
+        let Body::ForwardedAttestations(tags) = m.body else {
+            return Err(protocol("body does not match kind"));
+        };
+        let (survivors, status) = self
+            .attested
+            .take()
+            .ok_or_else(|| protocol("no survivor set was attested"))?;
+        let round = self.params.round();
+        let mut agreed = std::collections::BTreeSet::new();
+        for (from, tag) in &tags {
+            if status.get(from) != Some(&true) || *from == self.id {
+                continue;
+            }
+            let Some(key) = self.peers.get(from).and_then(|p| p.share_key.as_ref()) else {
+                continue;
+            };
+            if attest_valid(key, round, *from, self.id, &survivors, tag) {
+                agreed.insert(*from);
+            }
+        }
+        // The share keys are not needed any more.
+        for peer in self.peers.values_mut() {
+            peer.share_key = None;
+        }
+        if agreed.len() + 1 < self.params.threshold() {
+            return Err(Error::NoRelease {
+                reason: format!(
+                    "{} fellow survivors attested the survivor set, fewer than the threshold {} \
+                     needs",
+                    agreed.len(),
+                    self.params.threshold() - 1
+                ),
+            });
+        }
         let mut seed_shares = Vec::new();
         let mut key_shares = Vec::new();
         for (&owner, (s, k)) in &self.held {
-            match status.get(&owner) {
-                Some(true) => seed_shares.push((owner, *s)),
-                Some(false) => key_shares.push((owner, *k)),
-                None => return Err(protocol(format!("neighbour {owner} is not classified"))),
+            if status[&owner] {
+                seed_shares.push((owner, *s));
+            } else {
+                key_shares.push((owner, *k));
             }
         }
         Ok(self.send(Body::UnmaskShares {

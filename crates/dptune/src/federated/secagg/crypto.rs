@@ -213,12 +213,76 @@ pub(crate) fn input_tag(
 }
 
 /// The AEAD nonce for a message from `from` to `to`: distinct per direction, so the two ends of
-/// a pair (who share one key) never reuse a nonce; each direction carries one message per round.
-fn nonce(from: u32, to: u32) -> [u8; 12] {
+/// a pair (who share one key) never reuse a nonce; each direction carries one message per round
+/// and purpose (`purpose` 0: the encrypted share; 1: the attestation of the survivor set).
+fn nonce_for(from: u32, to: u32, purpose: u8) -> [u8; 12] {
     let mut n = [0u8; 12];
     n[..4].copy_from_slice(&from.to_le_bytes());
     n[4..8].copy_from_slice(&to.to_le_bytes());
+    n[8] = purpose;
     n
+}
+
+fn nonce(from: u32, to: u32) -> [u8; 12] {
+    nonce_for(from, to, 0)
+}
+
+/// Associated data of an attestation: a domain label, the round, sender, recipient and the
+/// survivor set (in the order received).
+fn attest_ad(round: u64, from: u32, to: u32, survivors: &[u32]) -> Vec<u8> {
+    let label = b"dptune/secagg/v1/attest-survivors";
+    let mut ad = Vec::with_capacity(label.len() + 20 + 4 * survivors.len());
+    ad.extend_from_slice(label);
+    ad.extend_from_slice(&aad(round, from, to));
+    ad.extend_from_slice(&(survivors.len() as u32).to_le_bytes());
+    for s in survivors {
+        ad.extend_from_slice(&s.to_le_bytes());
+    }
+    ad
+}
+
+/// Client `from`'s attestation to `to` that `survivors` is the survivor set it was shown in
+/// `round`: ChaCha20-Poly1305 over an empty plaintext with the set as associated data (a
+/// Poly1305 MAC), under the pair's share-transport key and a nonce of its own (purpose 1), so it
+/// never collides with the share ciphertext of the same direction. Only `from` and `to` know the
+/// key, so the server can neither forge an attestation nor move one to another set, round or
+/// pair (the same assumption as for share confidentiality: it relayed the public keys faithfully).
+pub(crate) fn attest_tag(
+    key: &[u8; 32],
+    round: u64,
+    from: u32,
+    to: u32,
+    survivors: &[u32],
+) -> [u8; TAG_LEN] {
+    let ad = attest_ad(round, from, to, survivors);
+    let tag = ChaCha20Poly1305::new(key.into())
+        .encrypt(
+            &nonce_for(from, to, 1).into(),
+            Payload { msg: &[], aad: &ad },
+        )
+        .expect("ChaCha20-Poly1305 over an empty plaintext cannot fail");
+    let mut out = [0u8; TAG_LEN];
+    out.copy_from_slice(&tag);
+    out
+}
+
+/// Whether `tag` is `from`'s attestation of `survivors` to `to` in `round` (checked in constant
+/// time by the AEAD's decryption).
+pub(crate) fn attest_valid(
+    key: &[u8; 32],
+    round: u64,
+    from: u32,
+    to: u32,
+    survivors: &[u32],
+    tag: &[u8; TAG_LEN],
+) -> bool {
+    let ad = attest_ad(round, from, to, survivors);
+    ChaCha20Poly1305::new(key.into())
+        .decrypt(
+            &nonce_for(from, to, 1).into(),
+            Payload { msg: tag, aad: &ad },
+        )
+        .is_ok()
 }
 
 /// Associated data binding a ciphertext to its round, sender and recipient.
@@ -467,5 +531,25 @@ mod tests {
         assert!(open(&key, 2, 2, 3, &ct).is_none());
         assert!(open(&key, 1, 3, 2, &ct).is_none());
         assert!(open(&key, 1, 2, 4, &ct).is_none());
+    }
+
+    #[test]
+    fn an_attestation_holds_for_its_own_set_pair_round_and_key_only() {
+        let key = [9u8; 32];
+        let set = [0u32, 2, 5];
+        let tag = attest_tag(&key, 1, 2, 5, &set);
+        assert!(attest_valid(&key, 1, 2, 5, &set, &tag));
+        // Another set (one member more, one fewer, or another), round, direction, recipient,
+        // key, or a flipped bit: refused.
+        for other in [&[0u32, 2, 5, 7][..], &[0, 2], &[0, 2, 6]] {
+            assert!(!attest_valid(&key, 1, 2, 5, other, &tag));
+        }
+        assert!(!attest_valid(&key, 2, 2, 5, &set, &tag));
+        assert!(!attest_valid(&key, 1, 5, 2, &set, &tag));
+        assert!(!attest_valid(&key, 1, 2, 0, &set, &tag));
+        assert!(!attest_valid(&[8u8; 32], 1, 2, 5, &set, &tag));
+        let mut bad = tag;
+        bad[15] ^= 0x80;
+        assert!(!attest_valid(&key, 1, 2, 5, &set, &bad));
     }
 }

@@ -3,10 +3,17 @@
 //! duplicates, reorders, delays, forges senders, or (as a malicious server) shows clients
 //! inconsistent views. Every run must end in the exact sum of the clients the server reports as
 //! survivors, or in a typed refusal (`Error::NoRelease` or `Error::Data`); never a wrong sum, a
-//! panic or a hang (the driver is a straight line of at most four stages).
+//! panic or a hang (the driver is a straight line of at most five stages). The last tests play a
+//! malicious server that lies about who survived in order to learn one client's input.
 
+use std::collections::BTreeMap;
+
+use x25519_dalek::StaticSecret;
+
+use super::crypto::{apply_mask, pairwise_keys, PeerKey, Purpose};
+use super::shamir::{reconstruct, Share};
 use super::tests::{inputs, plain_sum};
-use super::wire::{Body, Message, PublicKeys};
+use super::wire::{Body, Message, PublicKeys, SERVER, TAG_LEN};
 use super::*;
 
 /// A message hop: client → server (`Up`) or server → client (`Down`) in stage s.
@@ -16,8 +23,8 @@ enum Hop {
     Down(usize),
 }
 
-/// All seven hops in protocol order.
-const HOPS: [Hop; 7] = [
+/// All nine hops in protocol order.
+const HOPS: [Hop; 9] = [
     Hop::Up(0),
     Hop::Down(1),
     Hop::Up(1),
@@ -25,7 +32,12 @@ const HOPS: [Hop; 7] = [
     Hop::Up(2),
     Hop::Down(3),
     Hop::Up(3),
+    Hop::Down(4),
+    Hop::Up(4),
 ];
+
+/// The last stage (unmask).
+const LAST: usize = 4;
 
 /// Messages in flight at one hop: (client, bytes), the client being the sender of an `Up`
 /// message and the recipient of a `Down` message.
@@ -57,11 +69,10 @@ impl Setup {
     /// Runs the round, passing every flight through `fault` before delivery. A client that
     /// refuses a message answers nothing (it drops out, as a real client would); a message the
     /// server refuses is ignored.
-    fn run(&self, fault: &mut dyn FnMut(Hop, &mut Flight)) -> Result<Aggregate> {
-        let n = self.params.clients();
+    fn clients(&self) -> Vec<Client> {
         let mut rng = SecureRng::seeded(self.seed);
         let streams = rng.streams();
-        let mut clients: Vec<Client> = (0..n)
+        (0..self.params.clients())
             .map(|i| {
                 Client::new(
                     i,
@@ -71,20 +82,24 @@ impl Setup {
                 )
                 .unwrap()
             })
-            .collect();
+            .collect()
+    }
+
+    fn run(&self, fault: &mut dyn FnMut(Hop, &mut Flight)) -> Result<Aggregate> {
+        let mut clients = self.clients();
         let mut server = Server::new(self.params.clone());
         let mut up: Flight = clients
             .iter_mut()
             .map(|c| (c.id(), c.advertise_keys().unwrap()))
             .collect();
-        for stage in 0..4 {
+        for stage in 0..=LAST {
             fault(Hop::Up(stage), &mut up);
             for (_, m) in &up {
                 if let Err(e) = server.receive(m) {
                     assert!(matches!(e, Error::Data { .. }), "untyped refusal {e:?}");
                 }
             }
-            if stage == 3 {
+            if stage == LAST {
                 break;
             }
             let mut down = server.advance()?;
@@ -96,6 +111,7 @@ impl Setup {
                     let reply = match stage {
                         0 => c.share_keys(m),
                         1 => c.masked_input(m),
+                        2 => c.attest(m),
                         _ => c.unmask(m),
                     };
                     if let Err(e) = &reply {
@@ -216,7 +232,7 @@ fn a_tampered_self_seed_share_is_refused_not_summed() {
     // Regression: a wrong share of b_j reconstructed a wrong self-mask, summed unchecked.
     let s = Setup::complete(43, 4, 3);
     let out = s.run(&mut |h, f| {
-        if h == Hop::Up(3) {
+        if h == Hop::Up(LAST) {
             f[0].1 = edit(&f[0].1, |m| {
                 if let Body::UnmaskShares { seed_shares, .. } = &mut m.body {
                     seed_shares[1].1.y[0] ^= 1;
@@ -283,6 +299,7 @@ fn reordered_and_late_messages_give_the_exact_sum() {
             *m = edit(m, |m| match &mut m.body {
                 Body::Keys(v) => v.reverse(),
                 Body::EncryptedShares(v) | Body::ForwardedShares(v) => v.reverse(),
+                Body::Attestations(v) | Body::ForwardedAttestations(v) => v.reverse(),
                 Body::UnmaskRequest { survivors, dropped } => {
                     survivors.reverse();
                     dropped.reverse();
@@ -300,8 +317,9 @@ fn reordered_and_late_messages_give_the_exact_sum() {
     });
     assert_eq!(out.unwrap().sum, plain_sum(&s.inputs, &s.all()));
     // Client 3's message of stage s arrives only in stage s + 1: refused as late, client 3 is a
-    // dropout of stage s, the others sum exactly.
-    for stage in 0..3 {
+    // dropout of stage s, the others sum exactly (a late attestation leaves client 3's masked
+    // input in the sum: it only does not answer the unmask request).
+    for stage in 0..LAST {
         let mut held: Option<(u32, Vec<u8>)> = None;
         let out = s.run(&mut |h, f| {
             if h == Hop::Up(stage) {
@@ -311,7 +329,12 @@ fn reordered_and_late_messages_give_the_exact_sum() {
             }
         });
         let agg = out.unwrap();
-        assert_eq!(agg.survivors, vec![0, 1, 2, 4], "stage {stage}");
+        let expected = if stage == 3 {
+            s.all()
+        } else {
+            vec![0, 1, 2, 4]
+        };
+        assert_eq!(agg.survivors, expected, "stage {stage}");
         assert!(s.sound(&Ok(agg), "late"));
     }
 }
@@ -319,7 +342,7 @@ fn reordered_and_late_messages_give_the_exact_sum() {
 #[test]
 fn a_message_claiming_another_senders_id_never_gives_a_wrong_sum() {
     let s = Setup::complete(53, 5, 3);
-    for stage in 0..4 {
+    for stage in 0..=LAST {
         // Client 4's message of this stage, relabelled as client 1's and delivered first (the
         // share index x follows the claimed id, as a forger would set it).
         let out = s.run(&mut |h, f| {
@@ -451,60 +474,254 @@ fn withheld_or_one_sided_shares_give_the_exact_sum() {
     assert_eq!(out.unwrap().survivors, vec![1, 2, 3, 4]);
 }
 
-/// The shares a malicious server collects for client `victim` by telling the clients in
-/// `told_dropped` that the victim dropped and everyone else that it survived (the classic
-/// attack: b_victim from one group, mask_sk_victim from the other, then x = y − masks).
-/// Returns (seed shares, key shares) obtained.
-fn split_view_attack(s: &Setup, victim: u32, told_dropped: &[u32]) -> (usize, usize) {
-    let mut seeds = 0;
-    let mut keys = 0;
-    let all = s.all();
-    let _ = s.run(&mut |h, f| match h {
-        Hop::Down(3) => {
-            for (to, m) in f.iter_mut() {
-                let dropped = told_dropped.contains(to);
-                *m = edit(m, |m| {
-                    m.body = Body::UnmaskRequest {
-                        survivors: all
-                            .iter()
-                            .copied()
-                            .filter(|&c| !(dropped && c == victim))
-                            .collect(),
-                        dropped: if dropped { vec![victim] } else { vec![] },
-                    };
-                });
+/// What a malicious server tells the clients: `withhold[v]` lists the clients whose stage-1
+/// ciphertexts it does not forward to client v (v then masks against the others only), and
+/// `told[v]` is the survivor set it shows client v (the dropped list is the rest of what v
+/// holds, as a client requires). It forwards every attestation to its recipient.
+struct Lies {
+    withhold: BTreeMap<u32, Vec<u32>>,
+    told: BTreeMap<u32, Vec<u32>>,
+}
+
+impl Lies {
+    /// The owners whose shares client `v` holds (itself included).
+    fn held(&self, v: u32, n: u32) -> Vec<u32> {
+        let hidden = self.withhold.get(&v).map(Vec::as_slice).unwrap_or(&[]);
+        (0..n).filter(|j| !hidden.contains(j)).collect()
+    }
+}
+
+/// The classic split: the clients in `told_dropped` are told that `victim` dropped, everyone
+/// else that all survived.
+fn split(n: u32, victim: u32, told_dropped: &[u32]) -> Lies {
+    let told = (0..n)
+        .map(|v| {
+            let set = (0..n)
+                .filter(|&c| !(told_dropped.contains(&v) && c == victim))
+                .collect();
+            (v, set)
+        })
+        .collect();
+    Lies {
+        withhold: BTreeMap::new(),
+        told,
+    }
+}
+
+/// What the server collects: every masked input (y, neighbour list), the mask public keys, and
+/// every share revealed at unmasking, by owner.
+#[derive(Default)]
+struct Loot {
+    masked: BTreeMap<u32, (Vec<u32>, Vec<u32>)>,
+    mask_pks: BTreeMap<u32, [u8; 32]>,
+    seeds: BTreeMap<u32, Vec<Share>>,
+    keys: BTreeMap<u32, Vec<Share>>,
+}
+
+impl Loot {
+    /// How many shares of `owner`'s self-mask seed (`seed`) or mask key reached the server.
+    fn count(&self, owner: u32, seed: bool) -> usize {
+        let m = if seed { &self.seeds } else { &self.keys };
+        m.get(&owner).map_or(0, Vec::len)
+    }
+}
+
+impl Setup {
+    /// Runs a round against the malicious server of `lies`: stages 0 and 1 are relayed
+    /// honestly, then it hides shares, shows each client its own survivor set, and keeps
+    /// everything the clients send. Clients that refuse simply answer nothing.
+    fn attack(&self, lies: &Lies) -> Loot {
+        let n = self.params.clients() as u32;
+        let round = self.params.round();
+        let mut clients = self.clients();
+        let mut server = Server::new(self.params.clone());
+        let mut loot = Loot::default();
+        for c in clients.iter_mut() {
+            let m = c.advertise_keys().unwrap();
+            if let Body::AdvertiseKeys { mask_pk, .. } = Message::decode(&m).unwrap().body {
+                loot.mask_pks.insert(c.id(), mask_pk);
             }
+            server.receive(&m).unwrap();
         }
-        Hop::Up(3) => {
-            for (_, m) in f.iter() {
-                if let Body::UnmaskShares {
-                    seed_shares,
-                    key_shares,
-                } = Message::decode(m).unwrap().body
-                {
-                    seeds += seed_shares.iter().filter(|(o, _)| *o == victim).count();
-                    keys += key_shares.iter().filter(|(o, _)| *o == victim).count();
+        for (to, m) in server.advance().unwrap() {
+            let reply = clients[to as usize].share_keys(&m).unwrap();
+            server.receive(&reply).unwrap();
+        }
+        for (to, m) in server.advance().unwrap() {
+            let hidden = lies.withhold.get(&to).cloned().unwrap_or_default();
+            let m = edit(&m, |m| {
+                if let Body::ForwardedShares(v) = &mut m.body {
+                    v.retain(|(from, _)| !hidden.contains(from));
+                }
+            });
+            if let Ok(reply) = clients[to as usize].masked_input(&m) {
+                if let Body::MaskedInput { y, live, .. } = Message::decode(&reply).unwrap().body {
+                    loot.masked.insert(to, (y, live));
                 }
             }
         }
-        _ => {}
-    });
-    (seeds, keys)
+        let mut inbox: BTreeMap<u32, Vec<(u32, [u8; TAG_LEN])>> = BTreeMap::new();
+        for v in 0..n {
+            let survivors = lies.told[&v].clone();
+            let dropped = lies
+                .held(v, n)
+                .into_iter()
+                .filter(|j| !survivors.contains(j))
+                .collect();
+            let body = Body::UnmaskRequest { survivors, dropped };
+            let request = Message::new(round, SERVER, v, body).encode();
+            if let Ok(reply) = clients[v as usize].attest(&request) {
+                if let Body::Attestations(tags) = Message::decode(&reply).unwrap().body {
+                    for (to, tag) in tags {
+                        inbox.entry(to).or_default().push((v, tag));
+                    }
+                }
+            }
+        }
+        for v in 0..n {
+            let body = Body::ForwardedAttestations(inbox.remove(&v).unwrap_or_default());
+            let forwarded = Message::new(round, SERVER, v, body).encode();
+            if let Ok(reply) = clients[v as usize].unmask(&forwarded) {
+                if let Body::UnmaskShares {
+                    seed_shares,
+                    key_shares,
+                } = Message::decode(&reply).unwrap().body
+                {
+                    for (o, sh) in seed_shares {
+                        loot.seeds.entry(o).or_default().push(sh);
+                    }
+                    for (o, sh) in key_shares {
+                        loot.keys.entry(o).or_default().push(sh);
+                    }
+                }
+            }
+        }
+        loot
+    }
+
+    /// The victim's input, if the loot holds its masked input, `threshold` shares of its
+    /// self-mask seed, and for each neighbour it masked against `threshold` shares of its own
+    /// or of that neighbour's mask key: x = y − PRG(b) ∓ PRG(s_ij).
+    fn recover(&self, loot: &Loot, victim: u32) -> Option<Vec<u32>> {
+        let t = self.params.threshold();
+        let secret = |m: &BTreeMap<u32, Vec<Share>>, owner: u32| {
+            let shares = m.get(&owner)?;
+            (shares.len() >= t).then(|| reconstruct(&shares[..t]))?
+        };
+        let (y, live) = loot.masked.get(&victim)?;
+        let mut x = y.clone();
+        apply_mask(&mut x, &secret(&loot.seeds, victim)?, false);
+        for &j in live {
+            // s_ij from either end's mask secret key and the other end's public key.
+            let (sk, me, other) = match secret(&loot.keys, victim) {
+                Some(sk) => (sk, victim, j),
+                None => (secret(&loot.keys, j)?, j, victim),
+            };
+            let pk = PeerKey::parse(&loot.mask_pks[&other])?;
+            let sk = StaticSecret::from(sk);
+            let seed =
+                &pairwise_keys(Purpose::Mask, &sk, me, &[(other, &pk)], self.params.round())[0];
+            // The victim added PRG(s_ij) if victim < j and subtracted it otherwise: undo it.
+            apply_mask(&mut x, seed, victim > j);
+        }
+        Some(x)
+    }
 }
 
 #[test]
-fn inconsistent_unmask_requests_reveal_at_most_one_secret_with_a_majority_threshold() {
-    // n = 5, t = 3 > n/2: whatever split the server tells, it gets fewer than t shares of the
-    // victim's self-mask seed or of its mask key (the victim itself only reveals its seed).
-    let s = Setup::complete(56, 5, 3);
-    for split in [&[0u32, 1][..], &[0, 1, 2], &[2, 3], &[0, 1, 2, 3]] {
-        let (seeds, keys) = split_view_attack(&s, 4, split);
-        assert!(seeds < 3 || keys < 3, "{split:?}: {seeds} {keys}");
-        assert_eq!(seeds + keys, 5, "{split:?}");
+fn a_server_splitting_the_unmask_requests_learns_an_input_only_with_a_minority_threshold() {
+    // The deliberately wrong variant: the complete graph of n = 5 with Shamir threshold
+    // t = 2 ≤ n/2, what `SecAggParams::complete` built for t = 2 before the threshold became a
+    // majority. The server tells clients 2 and 3 that client 4 dropped and the others that all
+    // survived: 0, 1 and 4 reveal shares of b_4, 2 and 3 shares of mask_sk_4 (each group
+    // attests its own set among itself and reaches the quorum of 2), and x_4 comes out exactly.
+    let weak = SecAggParams {
+        threshold: 2,
+        ..SecAggParams::complete(57, 5, 3, 2).unwrap()
+    };
+    let weak = Setup::with(weak, 57);
+    let loot = weak.attack(&split(5, 4, &[2, 3]));
+    assert_eq!((loot.count(4, true), loot.count(4, false)), (3, 2));
+    assert_eq!(weak.recover(&loot, 4), Some(weak.inputs[4].clone()));
+    // Every complete-graph configuration of n = 5 (t = 2..=5, threshold max(t, 3)) and every
+    // split of clients 0..=3 into "told 4 survived" and "told 4 dropped": fewer than threshold
+    // shares of b_4 or of mask_sk_4 reach the server, and x_4 stays hidden.
+    for t in 2..=5 {
+        let s = Setup::complete(58 + t as u64, 5, t);
+        let threshold = s.params.threshold();
+        assert_eq!(threshold, t.max(3));
+        for mask in 0u32..16 {
+            let told_dropped: Vec<u32> = (0..4).filter(|c| mask >> c & 1 == 1).collect();
+            let loot = s.attack(&split(5, 4, &told_dropped));
+            let (seeds, keys) = (loot.count(4, true), loot.count(4, false));
+            assert!(
+                seeds < threshold || keys < threshold,
+                "t = {t}, {told_dropped:?}: {seeds} {keys}"
+            );
+            assert_eq!(s.recover(&loot, 4), None, "t = {t}, {told_dropped:?}");
+        }
     }
-    // The documented limit (module doc): with t ≤ n/2 there is no such guarantee without a
-    // consistency round. n = 5, t = 2: the split {0, 1} | {2, 3, 4} yields both secrets.
-    let weak = Setup::complete(57, 5, 2);
-    let (seeds, keys) = split_view_attack(&weak, 4, &[0, 1]);
-    assert!(seeds >= 2 && keys >= 2, "{seeds} {keys}");
+}
+
+/// The shares the clients would reveal if each answered the survivor set it was shown at once,
+/// as they did before the consistency stage (the old client's rule: its set must contain it,
+/// have at least t members and be a subset of what it holds; then the seed share of every
+/// listed survivor and the key share of every other owner it holds): (owner, seed?) → count.
+fn revealed_without_consistency(s: &Setup, lies: &Lies) -> BTreeMap<(u32, bool), usize> {
+    let n = s.params.clients() as u32;
+    let mut count = BTreeMap::new();
+    for v in 0..n {
+        let (told, held) = (&lies.told[&v], lies.held(v, n));
+        if !told.contains(&v)
+            || told.len() < s.params.min_survivors()
+            || told.iter().any(|c| !held.contains(c))
+        {
+            continue;
+        }
+        for owner in held {
+            *count.entry((owner, told.contains(&owner))).or_default() += 1;
+        }
+    }
+    count
+}
+
+#[test]
+fn a_server_hiding_shares_and_showing_each_client_its_own_survivor_set_gets_nothing() {
+    // n = 5, t = 3 (threshold 3, a majority). The server forwards to client 4 the shares of
+    // clients 0 and 1 only, so y_4 is masked against 0 and 1 only, and shows each client a
+    // survivor set of its own, chosen so that b_4, mask_sk_0 and mask_sk_1 are each revealed by
+    // three clients while no client reveals both shares of any owner: y_4 minus those masks is
+    // x_4. The majority threshold alone does not prevent this.
+    let s = Setup::complete(60, 5, 3);
+    let lies = Lies {
+        withhold: [(4, vec![2, 3])].into(),
+        told: [
+            (0, vec![0, 2, 4]),
+            (1, vec![1, 2, 4]),
+            (2, vec![2, 3, 4]),
+            (3, vec![2, 3, 4]),
+            (4, vec![0, 1, 4]),
+        ]
+        .into(),
+    };
+    let old = revealed_without_consistency(&s, &lies);
+    for needed in [(4, true), (0, false), (1, false)] {
+        assert!(old[&needed] >= 3, "{needed:?}: {old:?}");
+    }
+    // With the consistency stage no client sees a quorum of attestations of its own set, so
+    // nobody reveals anything.
+    let loot = s.attack(&lies);
+    assert_eq!(loot.masked[&4].1, vec![0, 1]);
+    assert!(loot.seeds.is_empty() && loot.keys.is_empty());
+    assert_eq!(s.recover(&loot, 4), None);
+    // The same server showing everyone the same set gets the honest outcome only: client 4 does
+    // not attest a set naming 2 or 3 (it holds no share of theirs), the others attest the full
+    // set, and the server learns the seeds of all five and no mask key.
+    let one_set = Lies {
+        told: (0..5).map(|v| (v, (0..5).collect())).collect(),
+        ..lies
+    };
+    let loot = s.attack(&one_set);
+    assert!(loot.keys.is_empty());
+    assert_eq!(s.recover(&loot, 4), None);
 }

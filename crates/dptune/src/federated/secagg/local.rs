@@ -19,6 +19,8 @@ pub enum DropAt {
     Shares,
     /// Before sending its masked input.
     Masked,
+    /// Before attesting the survivor set (its masked input is in the sum).
+    Attest,
     /// Before answering the unmask request.
     Unmask,
 }
@@ -70,7 +72,13 @@ pub fn run_round(
 
     // Each stage: the clients still alive answer the server's message (or advertise keys).
     let mut inbox: Vec<Option<Vec<u8>>> = vec![None; n];
-    for stage in [DropAt::Keys, DropAt::Shares, DropAt::Masked, DropAt::Unmask] {
+    for stage in [
+        DropAt::Keys,
+        DropAt::Shares,
+        DropAt::Masked,
+        DropAt::Attest,
+        DropAt::Unmask,
+    ] {
         let replies: Vec<(Option<Vec<u8>>, Duration)> = clients
             .par_iter_mut()
             .zip(inbox.par_iter())
@@ -83,6 +91,7 @@ pub fn run_round(
                     (DropAt::Keys, _) => c.advertise_keys().ok(),
                     (DropAt::Shares, Some(m)) => c.share_keys(m).ok(),
                     (DropAt::Masked, Some(m)) => c.masked_input(m).ok(),
+                    (DropAt::Attest, Some(m)) => c.attest(m).ok(),
                     (DropAt::Unmask, Some(m)) => c.unmask(m).ok(),
                     _ => None,
                 })

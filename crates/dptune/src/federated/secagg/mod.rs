@@ -2,11 +2,12 @@
 //! and nothing else about any one of them.
 //!
 //! The protocol is SecAgg (Bonawitz et al., "Practical Secure Aggregation for Privacy-Preserving
-//! Machine Learning", CCS 2017, IACR ePrint 2017/281) with the sparse neighbour graph of SecAgg+
-//! (Bell, Bonawitz, Gascón, Lepoint, Raykova, "Secure Single-Server Aggregation with
-//! (Poly)Logarithmic Overhead", CCS 2020, ePrint 2020/704), in the honest-but-curious server
-//! model (no signatures, no consistency round; what a malicious server can and cannot do is
-//! below and in docs/FEDERATED.md). Four server ↔ client round trips:
+//! Machine Learning", CCS 2017, IACR ePrint 2017/281, arXiv 1611.04482) with the sparse neighbour
+//! graph of SecAgg+ (Bell, Bonawitz, Gascón, Lepoint, Raykova, "Secure Single-Server Aggregation
+//! with (Poly)Logarithmic Overhead", CCS 2020, ePrint 2020/704) and a consistency stage after
+//! the masked inputs (the role of Bonawitz et al.'s ConsistencyCheck round), so that a server
+//! that lies about who survived learns no more than an honest one ("Untrusted server" below).
+//! Five server ↔ client round trips:
 //!
 //! 0. **Advertise keys.** Each client creates two X25519 key pairs (mask, encryption) and sends
 //!    the public keys ([`wire::Kind::AdvertiseKeys`]). The server, and again every neighbour,
@@ -27,30 +28,78 @@
 //!    under a key derived from b_i (`crypto::input_tag`). The server refuses a neighbour list
 //!    that differs from the shares it forwarded to i, and sets aside a survivor whose mask with
 //!    another survivor is one-sided (that survivor is then treated as dropped).
-//! 3. **Unmask.** The server names the survivors of stage 2 and the clients that dropped after
-//!    stage 1. Each responding client reveals, for each neighbour, the share of b_j (survivor) or
-//!    of mask_sk_j (dropped), never both: a client answers one unmask request per round. The
-//!    server reconstructs b_j, checks y_j's tag under it (a masked input altered on the way or
-//!    sent under j's id by someone else, or a wrong share of b_j, fails: [`Error::NoRelease`])
-//!    and removes PRG(b_j); it reconstructs mask_sk_j (checked against mask_pk_j) and removes
-//!    j's pairwise masks from the survivors that masked against j.
+//! 3. **Consistency.** The server names the survivors of stage 2 and the clients that dropped
+//!    after stage 1. A client checks the survivor set (it contains the client, has at least t
+//!    members, and classifies exactly the neighbours whose shares it holds, so every other
+//!    survivor is a neighbour it masked against) and attests it to each fellow survivor j: a
+//!    Poly1305 tag over (round, i, j, survivors) under the pair's share key
+//!    (`crypto::attest_tag`). A client attests at most one set per round.
+//! 4. **Unmask.** The server forwards each client the attestations addressed to it. A client
+//!    reveals shares only if at least `threshold` members of its neighbourhood, itself included,
+//!    attested the very set it attested (tags checked under its own pairwise keys); then, for
+//!    each neighbour, the share of b_j (survivor) or of mask_sk_j (dropped), never both, and at
+//!    most once per round. The server reconstructs b_j, checks y_j's tag under it (a masked input
+//!    altered on the way or sent under j's id by someone else, or a wrong share of b_j, fails:
+//!    [`Error::NoRelease`]) and removes PRG(b_j); it reconstructs mask_sk_j (checked against
+//!    mask_pk_j) and removes j's pairwise masks from the survivors that masked against j.
 //!
 //! **Faults** (tests in `fault_tests.rs`; the list and the limits in docs/FEDERATED.md,
 //! "Faults"): tampered, replayed, duplicated, reordered, late and forged messages end in the
 //! exact sum of the survivors or in a typed refusal, never in a wrong sum.
 //!
-//! **Dropouts.** With the complete graph ([`SecAggParams::complete`]) the Shamir threshold equals
-//! the minimum number of survivors t: any n − t clients may drop at any stage and the server still
-//! recovers the exact sum of the survivors' inputs; with fewer than t survivors at any stage the
-//! server fails with [`Error::NoRelease`] and releases nothing. With a sparse SecAgg+ graph
-//! ([`SecAggParams::sparse`]) recovery needs `threshold` live members in every affected
-//! neighbourhood; otherwise the server fails cleanly in the same way.
+//! **Dropouts.** With the complete graph ([`SecAggParams::complete`]) the Shamir threshold is
+//! T = max(t, ⌊n/2⌋ + 1) for the minimum number of survivors t: any n − T clients may drop at
+//! any stage and the server still recovers the exact sum of the survivors' inputs (a client that
+//! drops after its masked input is in the sum as long as T others attest and unmask); with fewer
+//! than T clients left at any stage the server fails with [`Error::NoRelease`] and releases
+//! nothing. For t ≤ n/2 this tolerates fewer dropouts than t alone would suggest; the DP-HYPE
+//! noise stays sized for t survivors (a sum over more survivors only has more noise). With a
+//! sparse SecAgg+ graph ([`SecAggParams::sparse`]) recovery needs `threshold` live members in
+//! every affected neighbourhood; otherwise the server fails cleanly in the same way.
 //!
-//! **Threshold and an untrusted server.** A server that lies about who dropped could ask some
-//! neighbours for b_j and others for mask_sk_j. Shamir with threshold > half of each
-//! neighbourhood makes that impossible (it would need 2·threshold distinct holders). The sparse
-//! constructor enforces this majority; for the complete graph, choose t > n/2 when the server is
-//! not trusted to follow the protocol.
+//! **Untrusted server.** A server that relays the public keys faithfully but then lies (hides
+//! stage-1 ciphertexts from some clients, shows different clients different survivor sets) had
+//! two attacks on the four-stage protocol, both tests in `fault_tests.rs`:
+//! * *split*: tell some clients that j survived and the others that j dropped, reconstruct b_j
+//!   from the first group's shares and mask_sk_j from the second's, and x_j = y_j − masks. It
+//!   needs 2·T holders of j's shares (j itself reveals only its seed share): it worked with
+//!   T ≤ n/2 (T = 2 of 5 in the test recovers x_j exactly).
+//! * *isolation*: hide from j all but T − 1 neighbours' shares, so that y_j is masked against
+//!   those only, then show each client its own survivor set so that b_j and the mask keys of j's
+//!   T − 1 partners each reach T holders while no client reveals both shares of any owner. This
+//!   worked with a majority threshold too (n = 5, T = 3 in the test), and in general gave the
+//!   server sums of fewer than t inputs.
+//!
+//! Claim (complete graph, T = max(t, ⌊n/2⌋ + 1), a server colluding with c clients,
+//! 2T > n + c, enforced by [`SecAggParams::check_colluders`] wherever a guarantee against c
+//! colluders is stated): the server learns at most the sum of the honest members of one
+//! survivor set of at least t clients, so of at least t − c honest inputs, which is what the
+//! DP-HYPE noise is sized for. Argument (ours; it follows the structure of Bonawitz et al.'s
+//! consistency check, with MACs under the pairwise share keys in place of signatures under a
+//! PKI: only the recipient of an attestation needs to verify it):
+//! 1. *One survivor set.* An honest client unmasks only with T attestations of its set (its
+//!    own included), at least T − c of them from honest clients, and an honest client attests
+//!    one set. Two honest clients unmasking with different sets would need 2(T − c) distinct
+//!    honest attesters among n − c honest clients, contradicting 2T > n + c. Call the set U.
+//! 2. *Never both secrets.* Every honest answer classifies an honest client j by U, so the
+//!    honest clients reveal shares of b_j or of mask_sk_j, not both; the c colluders alone hold
+//!    fewer than T shares of anything (c < T, implied by 2T > n + c and T ≤ n).
+//! 3. *No smaller sum.* The masks PRG(s_jk) of two clients whose mask keys stay secret are
+//!    pseudorandom pads, so the server can only compute sums over sets of survivors closed under
+//!    "masked against each other" (Bonawitz et al. §6). No honest member of U has its key
+//!    revealed (2.), and an honest attester masked against every other member of U (it checked
+//!    that U holds only neighbours that shared with it), so a computable sum containing an
+//!    attester contains all honest members of U. A sum of non-attesters only would need each of
+//!    its members j to have masked against none of the ≥ T − c honest attesters, yet j masked
+//!    against ≥ T − 1 neighbours (checked in stage 2): T − 1 ≤ n − 1 − (T − c), i.e.
+//!    2T ≤ n + c, a contradiction.
+//!
+//! Limits: the claim assumes the server relayed the public keys faithfully (without a PKI it can
+//! substitute keys it knows and read the shares sent to them, docs/FEDERATED.md, "Faults"). For
+//! the sparse SecAgg+ graph the attestations are checked within each neighbourhood; only 2. is
+//! claimed there (the threshold is a strict majority of every neighbourhood and
+//! 2·threshold > neighbourhood + c), not the bound on smaller sums (Bell et al. 2020 analyse
+//! malicious servers on sparse graphs under further conditions that are not checked here).
 //!
 //! **Arithmetic and overflow.** Inputs live in ℤ_{2^32} (u32 with wrapping arithmetic, so masks
 //! are exactly uniform and cancel exactly). Signed inputs are encoded by two's complement and the
@@ -142,8 +191,10 @@ impl SecAggParams {
         Ok(())
     }
 
-    /// SecAgg over the complete graph: Shamir threshold = `min_survivors` = t, so the sum is
-    /// recovered whenever at least t clients survive every stage.
+    /// SecAgg over the complete graph: Shamir threshold T = max(t, ⌊n/2⌋ + 1) for
+    /// `min_survivors` = t, a strict majority of the n clients whatever t (module doc,
+    /// "Untrusted server"). The sum is recovered whenever at least T clients survive every stage;
+    /// with t ≤ n/2 that is more than t, so fewer than T survivors end in [`Error::NoRelease`].
     pub fn complete(round: u64, clients: usize, dim: usize, min_survivors: usize) -> Result<Self> {
         Self::check_common(clients, dim, min_survivors)?;
         Ok(Self {
@@ -151,7 +202,7 @@ impl SecAggParams {
             clients: clients as u32,
             dim,
             min_survivors,
-            threshold: min_survivors,
+            threshold: majority_threshold(clients, min_survivors),
             graph: Graph::Complete,
         })
     }
@@ -236,6 +287,37 @@ impl SecAggParams {
         self.threshold
     }
 
+    /// Size of every neighbourhood: a client and the clients it shares secrets with.
+    pub fn group_size(&self) -> usize {
+        match &self.graph {
+            Graph::Complete => self.clients as usize,
+            Graph::Ring { half, .. } => 2 * half + 1,
+        }
+    }
+
+    /// Refuses a guarantee against a server colluding with `colluders` clients unless
+    /// 2·threshold > group + colluders (module doc, "Untrusted server"): colluders reveal both
+    /// shares of every owner and attest any survivor set, so with fewer honest clients the
+    /// server could obtain both secrets of an honest client, or two quorums of attestations of
+    /// different survivor sets.
+    pub fn check_colluders(&self, colluders: usize) -> Result<()> {
+        let group = self.group_size();
+        if 2 * self.threshold <= group + colluders {
+            return Err(Error::invalid(
+                "colluders",
+                colluders,
+                format!(
+                    "secure aggregation with Shamir threshold {} in neighbourhoods of {group} \
+                     resists a server colluding with fewer than {} clients (2 × threshold > \
+                     neighbourhood + colluders); raise the minimum number of survivors",
+                    self.threshold,
+                    2 * self.threshold - group
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// True if `a` and `b` (distinct) share secrets.
     pub fn are_neighbours(&self, a: u32, b: u32) -> bool {
         if a == b || a >= self.clients || b >= self.clients {
@@ -267,6 +349,12 @@ impl SecAggParams {
             }
         }
     }
+}
+
+/// The complete graph's Shamir threshold for n clients and t minimum survivors:
+/// max(t, ⌊n/2⌋ + 1), the smallest strict majority of the n clients if t is not one already.
+pub fn majority_threshold(clients: usize, min_survivors: usize) -> usize {
+    min_survivors.max(clients / 2 + 1)
 }
 
 /// Encodes signed integers into ℤ_{2^32} (two's complement). Every value must lie in

@@ -20,11 +20,15 @@ use crate::error::{Error, Result};
 /// (owner, share) pairs revealed by one client.
 type OwnedShares = Vec<(u32, Share)>;
 
+/// (peer, attestation tag) pairs.
+type Tags = Vec<(u32, [u8; TAG_LEN])>;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
     CollectKeys,
     CollectShares,
     CollectMasked,
+    CollectAttest,
     CollectUnmask,
     Done,
 }
@@ -62,6 +66,8 @@ pub struct Server {
     forwarded: BTreeMap<u32, Vec<u32>>,
     masked: BTreeMap<u32, Masked>,
     dropped: Vec<u32>,
+    /// Stage-3 attestations: sender → (recipient, tag).
+    attest: BTreeMap<u32, Tags>,
     unmask: BTreeMap<u32, (OwnedShares, OwnedShares)>,
 }
 
@@ -85,6 +91,7 @@ impl Server {
             forwarded: BTreeMap::new(),
             masked: BTreeMap::new(),
             dropped: Vec::new(),
+            attest: BTreeMap::new(),
             unmask: BTreeMap::new(),
         }
     }
@@ -99,6 +106,7 @@ impl Server {
             Stage::CollectKeys => Some(Kind::AdvertiseKeys),
             Stage::CollectShares => Some(Kind::EncryptedShares),
             Stage::CollectMasked => Some(Kind::MaskedInput),
+            Stage::CollectAttest => Some(Kind::Attestations),
             Stage::CollectUnmask => Some(Kind::UnmaskShares),
             Stage::Done => None,
         }
@@ -110,7 +118,8 @@ impl Server {
             Stage::CollectKeys => id < self.params.clients,
             Stage::CollectShares => self.keys.contains_key(&id),
             Stage::CollectMasked => self.shared.contains(&id),
-            Stage::CollectUnmask => self.masked.contains_key(&id),
+            Stage::CollectAttest => self.masked.contains_key(&id),
+            Stage::CollectUnmask => self.attest.contains_key(&id),
             Stage::Done => false,
         }
     }
@@ -120,6 +129,7 @@ impl Server {
             Stage::CollectKeys => self.keys.contains_key(&id),
             Stage::CollectShares => self.shared.contains(&id),
             Stage::CollectMasked => self.masked.contains_key(&id),
+            Stage::CollectAttest => self.attest.contains_key(&id),
             Stage::CollectUnmask => self.unmask.contains_key(&id),
             Stage::Done => true,
         }
@@ -205,6 +215,21 @@ impl Server {
                     )));
                 }
                 self.masked.insert(from, Masked { y, live, tag });
+            }
+            Body::Attestations(tags) => {
+                let mut seen = BTreeSet::new();
+                for (to, _) in &tags {
+                    if *to == from
+                        || !self.masked.contains_key(to)
+                        || !self.params.are_neighbours(from, *to)
+                        || !seen.insert(*to)
+                    {
+                        return Err(refuse(format!(
+                            "attestation for {to} from {from} is misaddressed"
+                        )));
+                    }
+                }
+                self.attest.insert(from, tags);
             }
             Body::UnmaskShares {
                 seed_shares,
@@ -316,7 +341,7 @@ impl Server {
             Stage::CollectMasked => {
                 self.demote_one_sided();
                 self.check_alive(self.masked.len(), "sent masked inputs")?;
-                self.stage = Stage::CollectUnmask;
+                self.stage = Stage::CollectAttest;
                 let survivors: Vec<u32> = self.masked.keys().copied().collect();
                 self.dropped = self
                     .shared
@@ -335,6 +360,24 @@ impl Server {
                     })
                     .collect()
             }
+            Stage::CollectAttest => {
+                self.check_alive(self.attest.len(), "attested the survivor set")?;
+                self.stage = Stage::CollectUnmask;
+                let mut inbox: BTreeMap<u32, Tags> = BTreeMap::new();
+                for (&from, tags) in &self.attest {
+                    for &(to, tag) in tags {
+                        inbox.entry(to).or_default().push((from, tag));
+                    }
+                }
+                self.attest
+                    .keys()
+                    .map(|&i| {
+                        let body =
+                            Body::ForwardedAttestations(inbox.remove(&i).unwrap_or_default());
+                        (i, Message::new(round, SERVER, i, body).encode())
+                    })
+                    .collect()
+            }
             Stage::CollectUnmask | Stage::Done => {
                 return Err(refuse("call finish() to close the unmask stage"));
             }
@@ -347,9 +390,7 @@ impl Server {
     /// `threshold` shares or reconstructs inconsistently.
     pub fn finish(&mut self) -> Result<Aggregate> {
         if self.stage != Stage::CollectUnmask {
-            return Err(refuse(
-                "finish() is only valid after the masked-input stage",
-            ));
+            return Err(refuse("finish() is only valid after the attestation stage"));
         }
         self.stage = Stage::Done;
         self.check_alive(self.unmask.len(), "answered the unmask request")?;

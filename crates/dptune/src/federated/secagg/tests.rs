@@ -35,22 +35,28 @@ fn no_dropout_sum_is_exact() {
 
 #[test]
 fn up_to_n_minus_t_dropouts_at_any_stage_give_the_exact_sum() {
-    // n = 7, t = 4: every pattern of up to 3 dropouts spread over the four stages.
+    // n = 7, t = 4: every pattern of up to 3 dropouts spread over the five stages.
     let (n, t, dim) = (7usize, 4usize, 5usize);
-    let stages = [DropAt::Keys, DropAt::Shares, DropAt::Masked, DropAt::Unmask];
+    let stages = [
+        DropAt::Keys,
+        DropAt::Shares,
+        DropAt::Masked,
+        DropAt::Attest,
+        DropAt::Unmask,
+    ];
     let mut rng = SecureRng::seeded(2);
     let p = SecAggParams::complete(2, n, dim, t).unwrap();
     let x = inputs(n, dim, &mut rng);
-    for pattern in 0..(5usize.pow(3)) {
+    for pattern in 0..(6usize.pow(3)) {
         // Clients 1, 3, 5 get a stage each (or none).
         let mut drops = vec![None; n];
         let mut code = pattern;
         for who in [1, 3, 5] {
-            drops[who] = match code % 5 {
+            drops[who] = match code % 6 {
                 0 => None,
                 s => Some(stages[s - 1]),
             };
-            code /= 5;
+            code /= 6;
         }
         let (agg, _) = run_round(&p, x.clone(), &drops, &mut rng).unwrap();
         let expected: Vec<u32> = (0..n as u32)
@@ -72,7 +78,13 @@ fn more_than_n_minus_t_dropouts_fail_cleanly() {
     let mut rng = SecureRng::seeded(3);
     let p = SecAggParams::complete(3, n, 3, t).unwrap();
     let x = inputs(n, 3, &mut rng);
-    for stage in [DropAt::Keys, DropAt::Shares, DropAt::Masked, DropAt::Unmask] {
+    for stage in [
+        DropAt::Keys,
+        DropAt::Shares,
+        DropAt::Masked,
+        DropAt::Attest,
+        DropAt::Unmask,
+    ] {
         let mut drops = vec![None; n];
         drops[0] = Some(stage);
         drops[2] = Some(stage);
@@ -96,6 +108,7 @@ fn sparse_secagg_plus_graph_sums_exactly_with_dropouts() {
     let mut drops = vec![None; n];
     drops[3] = Some(DropAt::Shares);
     drops[17] = Some(DropAt::Masked);
+    drops[25] = Some(DropAt::Attest);
     drops[30] = Some(DropAt::Unmask);
     let (agg, _) = run_round(&p, x.clone(), &drops, &mut rng).unwrap();
     assert_eq!(agg.survivors.len(), n - 2);
@@ -369,9 +382,9 @@ fn a_client_answers_one_unmask_request_only() {
     }
     let reqs = a.server.advance().unwrap();
     let (to, m) = &reqs[0];
-    // After a genuine request, a second (here forged: it claims client 2 survived, which would
-    // reveal client 2's self-mask share next to its key share) is refused.
-    let reply = a.clients[*to as usize].unmask(m).unwrap();
+    // After a genuine survivor set, a second (here forged: it claims client 2 survived, which
+    // would reveal client 2's self-mask share next to its key share) is refused.
+    let reply = a.clients[*to as usize].attest(m).unwrap();
     let forged = Message::new(
         20,
         SERVER,
@@ -382,9 +395,19 @@ fn a_client_answers_one_unmask_request_only() {
         },
     )
     .encode();
-    assert!(a.clients[*to as usize].unmask(&forged).is_err());
+    assert!(a.clients[*to as usize].attest(&forged).is_err());
     a.server.receive(&reply).unwrap();
     let (to, m) = &reqs[1];
+    a.server
+        .receive(&a.clients[*to as usize].attest(m).unwrap())
+        .unwrap();
+    let fwd = a.server.advance().unwrap();
+    let (to, m) = &fwd[0];
+    let reply = a.clients[*to as usize].unmask(m).unwrap();
+    // Likewise a second unmask request.
+    assert!(a.clients[*to as usize].unmask(m).is_err());
+    a.server.receive(&reply).unwrap();
+    let (to, m) = &fwd[1];
     a.server
         .receive(&a.clients[*to as usize].unmask(m).unwrap())
         .unwrap();
@@ -404,7 +427,7 @@ fn random_bytes_never_crash_the_server_and_the_round_still_completes() {
                 rng.fill_bytes(&mut b);
                 if len > 25 {
                     b[..4].copy_from_slice(b"DSA1");
-                    b[4] = 1 + rng.below_u64(7) as u8;
+                    b[4] = 1 + rng.below_u64(9) as u8;
                     b[5..13].copy_from_slice(&30u64.to_le_bytes());
                     b[13..17].copy_from_slice(&(rng.below_u64(4) as u32).to_le_bytes());
                     b[17..21].copy_from_slice(&SERVER.to_le_bytes());
@@ -427,6 +450,12 @@ fn random_bytes_never_crash_the_server_and_the_round_still_completes() {
         junk(&mut a.server);
         a.server
             .receive(&a.clients[to as usize].masked_input(&m).unwrap())
+            .unwrap();
+    }
+    for (to, m) in a.server.advance().unwrap() {
+        junk(&mut a.server);
+        a.server
+            .receive(&a.clients[to as usize].attest(&m).unwrap())
             .unwrap();
     }
     for (to, m) in a.server.advance().unwrap() {

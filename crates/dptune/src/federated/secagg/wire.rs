@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 pub const SERVER: u32 = u32::MAX;
 const MAGIC: &[u8; 4] = b"DSA1";
 
-/// Message kinds, in protocol order.
+/// Message kinds, in protocol order (except the consistency stage's 8 and 9, which come between
+/// 6 and 7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
@@ -28,10 +29,14 @@ pub enum Kind {
     ForwardedShares = 4,
     /// Client → server: the masked input vector.
     MaskedInput = 5,
-    /// Server → client: who survived and who dropped.
+    /// Server → client: who survived and who dropped (the survivor set to attest).
     UnmaskRequest = 6,
     /// Client → server: shares of survivors' self-mask seeds and of dropped clients' keys.
     UnmaskShares = 7,
+    /// Client → server: its attestation of the survivor set, one tag per fellow survivor.
+    Attestations = 8,
+    /// Server → client: the attestations addressed to it.
+    ForwardedAttestations = 9,
 }
 
 impl Kind {
@@ -44,6 +49,8 @@ impl Kind {
             5 => Kind::MaskedInput,
             6 => Kind::UnmaskRequest,
             7 => Kind::UnmaskShares,
+            8 => Kind::Attestations,
+            9 => Kind::ForwardedAttestations,
             _ => return Err(malformed(format!("unknown message kind {b}"))),
         })
     }
@@ -109,6 +116,11 @@ pub enum Body {
         /// Clients that sent shares but no masked input (their mask keys are to be revealed).
         dropped: Vec<u32>,
     },
+    /// See [`Kind::Attestations`]: (recipient, tag) pairs, the tag authenticating (round,
+    /// sender, recipient, survivors) under the pair's share key (`crypto::attest_tag`).
+    Attestations(Vec<(u32, [u8; TAG_LEN])>),
+    /// See [`Kind::ForwardedAttestations`]: (sender, tag) pairs.
+    ForwardedAttestations(Vec<(u32, [u8; TAG_LEN])>),
     /// See [`Kind::UnmaskShares`]: (owner, share) pairs.
     UnmaskShares {
         /// Shares of survivors' self-mask seeds.
@@ -128,6 +140,8 @@ impl Body {
             Body::MaskedInput { .. } => Kind::MaskedInput,
             Body::UnmaskRequest { .. } => Kind::UnmaskRequest,
             Body::UnmaskShares { .. } => Kind::UnmaskShares,
+            Body::Attestations(_) => Kind::Attestations,
+            Body::ForwardedAttestations(_) => Kind::ForwardedAttestations,
         }
     }
 }
@@ -231,6 +245,13 @@ impl Writer {
             self.u32(i);
         }
     }
+    fn tags(&mut self, v: &[(u32, [u8; TAG_LEN])]) {
+        self.len(v.len());
+        for (id, tag) in v {
+            self.u32(*id);
+            self.0.extend_from_slice(tag);
+        }
+    }
     fn shares(&mut self, s: &[(u32, Share)]) {
         self.len(s.len());
         for (owner, sh) in s {
@@ -290,6 +311,15 @@ impl<'a> Reader<'a> {
     fn ids(&mut self) -> Result<Vec<u32>> {
         let n = self.len(4)?;
         (0..n).map(|_| self.u32()).collect()
+    }
+    fn tag(&mut self) -> Result<[u8; TAG_LEN]> {
+        let mut tag = [0u8; TAG_LEN];
+        tag.copy_from_slice(self.take(TAG_LEN)?);
+        Ok(tag)
+    }
+    fn tags(&mut self) -> Result<Vec<(u32, [u8; TAG_LEN])>> {
+        let n = self.len(4 + TAG_LEN)?;
+        (0..n).map(|_| Ok((self.u32()?, self.tag()?))).collect()
     }
     fn shares(&mut self) -> Result<Vec<(u32, Share)>> {
         let n = self.len(12 + 8 * LIMBS)?;
@@ -375,6 +405,7 @@ impl Message {
                 w.shares(seed_shares);
                 w.shares(key_shares);
             }
+            Body::Attestations(v) | Body::ForwardedAttestations(v) => w.tags(v),
         }
         w.0
     }
@@ -426,8 +457,7 @@ impl Message {
                 let n = r.len(4)?;
                 let y = (0..n).map(|_| r.u32()).collect::<Result<_>>()?;
                 let live = r.ids()?;
-                let mut tag = [0u8; TAG_LEN];
-                tag.copy_from_slice(r.take(TAG_LEN)?);
+                let tag = r.tag()?;
                 Body::MaskedInput { y, live, tag }
             }
             Kind::UnmaskRequest => Body::UnmaskRequest {
@@ -438,6 +468,8 @@ impl Message {
                 seed_shares: r.shares()?,
                 key_shares: r.shares()?,
             },
+            Kind::Attestations => Body::Attestations(r.tags()?),
+            Kind::ForwardedAttestations => Body::ForwardedAttestations(r.tags()?),
         };
         r.end()?;
         Ok(Message { header, body })
@@ -504,6 +536,13 @@ mod tests {
                     key_shares: vec![],
                 },
             ),
+            Message::new(9, 1, SERVER, Body::Attestations(vec![(2, [6; TAG_LEN])])),
+            Message::new(
+                9,
+                SERVER,
+                1,
+                Body::ForwardedAttestations(vec![(2, [7; TAG_LEN]), (3, [8; TAG_LEN])]),
+            ),
         ]
     }
 
@@ -534,7 +573,7 @@ mod tests {
             rng.fill_bytes(&mut b);
             if len >= 5 {
                 b[..4].copy_from_slice(MAGIC);
-                b[4] = 1 + rng.below_u64(7) as u8;
+                b[4] = 1 + rng.below_u64(9) as u8;
             }
             let _ = Message::decode(&b);
         }
