@@ -349,6 +349,11 @@ impl PyGuarantee {
     fn delta(&self, epsilon: f64) -> R<f64> {
         self.inner.delta(epsilon).py()
     }
+    /// True when this guarantee fits within `allowance`, checked as the Ledger checks a charge
+    /// (in the allowance's currency; an RDP curve pointwise at the default orders).
+    fn fits_within(&self, allowance: &PyGuarantee) -> R<bool> {
+        tune::cost::fits(&allowance.inner, &self.inner).py()
+    }
     /// Sequential composition.
     fn compose(&self, other: &PyGuarantee) -> R<Self> {
         Ok(g(self.inner.compose(&other.inner).py()?))
@@ -862,6 +867,20 @@ fn dpsgd_guarantee(sampling_rate: f64, noise_multiplier: f64, steps: u64) -> R<P
         steps,
     )
     .py()?))
+}
+
+/// The smallest noise multiplier (relative 1e-3, rounded up) for which `steps` steps of DP-SGD
+/// with continuous Gaussian noise at the public Poisson rate `sampling_rate` fit `allowance`.
+#[pyfunction]
+#[pyo3(signature = (allowance, sampling_rate, steps))]
+fn dpsgd_noise_multiplier(allowance: &PyGuarantee, sampling_rate: f64, steps: u64) -> R<f64> {
+    tune::cost::dpsgd_noise_multiplier(&allowance.inner, sampling_rate, steps).py()
+}
+
+/// The largest ε whose ε-DP release fits `allowance` (rounded down).
+#[pyfunction]
+fn largest_pure_within(allowance: &PyGuarantee) -> R<f64> {
+    tune::cost::largest_pure_within(&allowance.inner).py()
 }
 
 /// DP-SGD ε at δ over the default order grid.
@@ -1777,6 +1796,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(gaussian_sigma, m)?,
         wrap_pyfunction!(gaussian_rho, m)?,
         wrap_pyfunction!(dpsgd_guarantee, m)?,
+        wrap_pyfunction!(dpsgd_noise_multiplier, m)?,
+        wrap_pyfunction!(largest_pure_within, m)?,
         wrap_pyfunction!(dpsgd_epsilon, m)?,
         wrap_pyfunction!(zcdp_epsilon, m)?,
         wrap_pyfunction!(noisy_count, m)?,

@@ -29,6 +29,8 @@ def test_the_docs_have_python_snippets():
 
 
 @pytest.mark.parametrize("code", SNIPPETS)
-def test_snippet_runs_as_written(code, capsys):
+def test_snippet_runs_as_written(code, capsys, tmp_path, monkeypatch):
+    # Budget snippets use the default store: point it at a fresh file, not the user's.
+    monkeypatch.setenv("DPTUNE_STORE", str(tmp_path / "budgets.sqlite"))
     exec(compile(code, "snippet", "exec"), {"__name__": "__snippet__"})
     assert capsys.readouterr().out.strip(), "a snippet should show its result"

@@ -51,11 +51,13 @@ from ._core import (
     decode_signed_u32,
     dpsgd_epsilon,
     dpsgd_guarantee,
+    dpsgd_noise_multiplier,
     encode_signed_u32,
     gaussian_epsilon,
     gaussian_release,
     gaussian_rho,
     gaussian_sigma,
+    largest_pure_within,
     noisy_count,
     noisy_vote,
     pure_to_zcdp,
@@ -71,6 +73,18 @@ from ._core import (
 )
 from ._nonprivate import NotPrivate, nonprivate_selection_probabilities
 from ._tune import TuneResult, tune
+
+
+
+def _from_opacus(accountant: object) -> Guarantee:
+    """The guarantee of an Opacus accountant's history (see :func:`dptune.opacus.from_opacus`;
+    needs ``dptune[torch]``)."""
+    from .opacus import from_opacus
+
+    return from_opacus(accountant)
+
+
+Guarantee.from_opacus = staticmethod(_from_opacus)  # type: ignore[attr-defined]
 
 for _cls in (DptuneError, InvalidParameter, DataError, BudgetExceeded, NoRelease):
     _cls.__module__ = "dptune"
@@ -112,11 +126,13 @@ __all__ = [
     "decode_signed_u32",
     "dpsgd_epsilon",
     "dpsgd_guarantee",
+    "dpsgd_noise_multiplier",
     "encode_signed_u32",
     "gaussian_epsilon",
     "gaussian_release",
     "gaussian_rho",
     "gaussian_sigma",
+    "largest_pure_within",
     "noisy_count",
     "noisy_vote",
     "nonprivate_selection_probabilities",

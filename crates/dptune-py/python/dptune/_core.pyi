@@ -59,6 +59,11 @@ class Guarantee:
         """ε at δ from the tightest bound (rounded up)."""
     def delta(self, epsilon: float) -> float:
         """δ at ε."""
+    @staticmethod
+    def from_opacus(accountant: object) -> Guarantee:
+        """The composed DP-SGD guarantee of an Opacus accountant's history."""
+    def fits_within(self, allowance: Guarantee) -> bool:
+        """True when this guarantee fits within ``allowance`` (checked as a Ledger charge)."""
     def compose(self, other: Guarantee) -> Guarantee:
         """Sequential composition (same neighbour relation required)."""
     def to_replace(self) -> Guarantee:
@@ -175,6 +180,11 @@ def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
 def dpsgd_guarantee(sampling_rate: float, noise_multiplier: float, steps: int) -> Guarantee:
     """RDP guarantee of DP-SGD (Poisson-subsampled Gaussian) over ``steps`` steps."""
 
+def dpsgd_noise_multiplier(allowance: Guarantee, sampling_rate: float, steps: int) -> float:
+    """The smallest noise multiplier for which ``steps`` DP-SGD steps at the public Poisson rate
+    ``sampling_rate`` (continuous Gaussian noise) fit ``allowance``."""
+def largest_pure_within(allowance: Guarantee) -> float:
+    """The largest ε whose ε-DP release fits ``allowance``."""
 def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
     """DP-SGD ε at δ."""
 

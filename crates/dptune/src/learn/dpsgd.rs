@@ -7,11 +7,9 @@ use crate::data::Records;
 use crate::error::{Error, Result};
 use crate::noise::{GeometricGap, GridGaussian, SecureRng};
 use crate::numeric::GridSum;
-use crate::privacy::convert::mul_up;
-use crate::privacy::subsampled::dpsgd_discrete_guarantee;
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
 use crate::resources::try_filled;
-use crate::tune::cost::fits;
+use crate::tune::cost::{dpsgd_spend, fits, smallest_fitting, DpSgdNoise, NOISE_MULTIPLIERS};
 use crate::tune::space::Rule;
 use crate::tune::{Config, Learner};
 
@@ -55,7 +53,7 @@ pub const DPSGD_RULES: [Rule; 5] = [
 ];
 
 /// The largest noise multiplier the calibration tries.
-const MAX_Z: f64 = 1.0e4;
+const MAX_Z: f64 = NOISE_MULTIPLIERS.1;
 
 /// DP-SGD (Abadi et al., CCS 2016, arXiv 1607.00133, Algorithm 1) with Poisson subsampling and
 /// the sampled-Gaussian RDP accountant (Mironov, Talwar & Zhang 2019, arXiv 1908.10530;
@@ -153,11 +151,7 @@ fn mechanism(z: f64, c: f64, dim: usize) -> Result<(GridGaussian, f64)> {
 /// allowance the unsampled bound ρ = T/(2z²) (the sampled curve is not linear in the order, and
 /// subsampling can only lower the divergence).
 fn run_guarantee(q: f64, z: f64, steps: u64, allowance: &Guarantee) -> Result<Guarantee> {
-    if matches!(allowance.bounds(), [Bound::Zcdp { .. }]) {
-        let rho = mul_up(steps as f64, (1.0 / (2.0 * z * z)).next_up());
-        return Guarantee::zcdp(rho, Neighbours::AddRemove);
-    }
-    dpsgd_discrete_guarantee(q, z, steps)
+    dpsgd_spend(q, z, steps, allowance, DpSgdNoise::Lattice)
 }
 
 /// The per-step sum of clipped per-example gradients, accumulated exactly on the noise grid.
@@ -257,28 +251,14 @@ impl DpSgd {
                 }),
             };
         }
-        let Some(mut best) = fits_at(MAX_Z)? else {
-            return Err(Error::invalid(
+        let (low, high, ratio) = NOISE_MULTIPLIERS;
+        smallest_fitting(low, high, ratio, fits_at)?.ok_or_else(|| {
+            Error::invalid(
                 "epochs",
                 h.epochs,
-                format!("no noise multiplier up to {MAX_Z} fits the allowance {allowance}"),
-            ));
-        };
-        let (mut lo, mut hi) = (0.05, MAX_Z);
-        if let Some(b) = fits_at(lo)? {
-            return Ok(b);
-        }
-        while hi > lo * 1.001 {
-            let mid = (lo * hi).sqrt();
-            match fits_at(mid)? {
-                Some(b) => {
-                    best = b;
-                    hi = mid;
-                }
-                None => lo = mid,
-            }
-        }
-        Ok(best)
+                format!("no noise multiplier up to {high} fits the allowance {allowance}"),
+            )
+        })
     }
 
     /// Trains like [`Learner::fit`], calling `on_epoch(epoch)` after each epoch's worth of

@@ -10,7 +10,8 @@ use crate::privacy::convert::mul_up;
 use crate::privacy::repeat::{
     liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_pure, repeat_rdp_default, Repeats,
 };
-use crate::privacy::{default_orders, Bound, Guarantee, Ledger, RdpCurve};
+use crate::privacy::subsampled::{dpsgd_discrete_guarantee, dpsgd_guarantee};
+use crate::privacy::{default_orders, Bound, Guarantee, Ledger, Neighbours, RdpCurve};
 
 /// How candidates are chosen and what the theorem behind it charges.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -170,27 +171,164 @@ pub fn calibrate(
         ));
     }
     let cost_at = |t: f64| -> Result<bool> { fits(outer, &tuning_cost(method, &family(t)?)?) };
-    if !cost_at(low)? {
+    let Some(t) = largest_fitting(low, high, 1e-9, cost_at)? else {
         return Err(Error::NoRelease {
             reason: format!(
                 "the selection overhead alone exceeds the allowance {outer}: even the smallest \
                  per-run budget does not fit"
             ),
         });
+    };
+    Ok((t, family(t)?))
+}
+
+/// The largest `t` in `[low, high]` with `fits_at(t)` (geometric bisection to a relative
+/// `precision`, rounded toward `low`), or `None` when not even `low` fits. `fits_at` must be
+/// monotone: true up to some point, false beyond it.
+fn largest_fitting(
+    low: f64,
+    high: f64,
+    precision: f64,
+    fits_at: impl Fn(f64) -> Result<bool>,
+) -> Result<Option<f64>> {
+    if !fits_at(low)? {
+        return Ok(None);
     }
-    if cost_at(high)? {
-        return Ok((high, family(high)?));
+    if fits_at(high)? {
+        return Ok(Some(high));
     }
     let (mut lo, mut hi) = (low, high);
-    while hi > lo * (1.0 + 1e-9) {
+    while hi > lo * (1.0 + precision) {
         let mid = (lo * hi).sqrt();
-        if cost_at(mid)? {
+        if fits_at(mid)? {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    Ok((lo, family(lo)?))
+    Ok(Some(lo))
+}
+
+/// The smallest `z` in `[low, high]` with `fits_at(z)` = `Some(_)` (geometric bisection until
+/// the bracket is within the factor `ratio`, rounded up: the value returned is for a `z` that
+/// fits), or `None` when not even `high` fits. `fits_at` must be monotone: `None` below some
+/// point, `Some` beyond it. Used for noise multipliers, where more noise always fits better.
+pub fn smallest_fitting<T>(
+    low: f64,
+    high: f64,
+    ratio: f64,
+    fits_at: impl Fn(f64) -> Result<Option<T>>,
+) -> Result<Option<T>> {
+    let Some(mut best) = fits_at(high)? else {
+        return Ok(None);
+    };
+    if let Some(b) = fits_at(low)? {
+        return Ok(Some(b));
+    }
+    let (mut lo, mut hi) = (low, high);
+    while hi > lo * ratio {
+        let mid = (lo * hi).sqrt();
+        match fits_at(mid)? {
+            Some(b) => {
+                best = b;
+                hi = mid;
+            }
+            None => lo = mid,
+        }
+    }
+    Ok(Some(best))
+}
+
+/// The noise multipliers a DP-SGD calibration searches, and the factor it stops at.
+pub const NOISE_MULTIPLIERS: (f64, f64, f64) = (0.05, 1.0e4, 1.001);
+
+/// The noise DP-SGD adds: continuous Gaussian (training loops dptune does not run, such as
+/// Opacus's) or dptune's lattice Gaussian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DpSgdNoise {
+    /// Continuous Gaussian noise: Mironov, Talwar & Zhang 2019, arXiv 1908.10530, Thm 11.
+    Continuous,
+    /// Discrete Gaussian noise on a grid: the lattice proof in [`crate::privacy::subsampled`].
+    Lattice,
+}
+
+/// What T steps of DP-SGD (Poisson rate `q`, noise multiplier `z`) spend under add/remove-one
+/// neighbours, in the currency of `allowance`: for a zCDP allowance the unsampled bound
+/// T/(2z²) (Bun & Steinke 2016, arXiv 1605.02065, Prop. 1.6 and Lemma 2.3; subsampling has no
+/// zCDP amplification), otherwise the subsampled-Gaussian RDP curve of `noise` (both
+/// add/remove directions).
+pub fn dpsgd_spend(
+    q: f64,
+    z: f64,
+    steps: u64,
+    allowance: &Guarantee,
+    noise: DpSgdNoise,
+) -> Result<Guarantee> {
+    if matches!(allowance.bounds(), [Bound::Zcdp { .. }]) {
+        let rho = mul_up(steps as f64, (1.0 / (2.0 * z * z)).next_up());
+        return Guarantee::zcdp(rho, Neighbours::AddRemove);
+    }
+    match noise {
+        DpSgdNoise::Continuous => dpsgd_guarantee(q, z, steps),
+        DpSgdNoise::Lattice => dpsgd_discrete_guarantee(q, z, steps),
+    }
+}
+
+/// The smallest noise multiplier (to a factor 1.001, rounded up) for which `steps` steps of
+/// DP-SGD with continuous Gaussian noise at Poisson rate `q` ([`dpsgd_spend`]) fit
+/// `allowance` as the [`Ledger`] checks it. For training loops dptune does not run (Opacus):
+/// the caller must use exactly this q (a public rate, never one derived from the private record
+/// count) and at most `steps` steps. Refused: a pure-DP allowance (Gaussian noise has none),
+/// replace-one allowances (the curve is for add/remove-one), and allowances that no multiplier
+/// up to 10⁴ fits.
+pub fn dpsgd_noise_multiplier(allowance: &Guarantee, q: f64, steps: u64) -> Result<f64> {
+    if !(q > 0.0 && q <= 1.0) {
+        return Err(Error::invalid("sampling_rate", q, "must be in (0, 1]"));
+    }
+    if steps == 0 {
+        return Err(Error::invalid("steps", steps, "must be at least 1"));
+    }
+    if allowance.pure_eps().is_some() {
+        return Err(Error::invalid(
+            "allowance",
+            allowance,
+            "Gaussian noise has no pure-DP guarantee",
+        ));
+    }
+    if allowance.neighbours() != Neighbours::AddRemove {
+        return Err(Error::invalid(
+            "allowance",
+            allowance,
+            "the DP-SGD curve is for add/remove-one neighbours",
+        ));
+    }
+    let (low, high, ratio) = NOISE_MULTIPLIERS;
+    let fits_at = |z: f64| -> Result<Option<f64>> {
+        let spent = dpsgd_spend(q, z, steps, allowance, DpSgdNoise::Continuous)?;
+        Ok(fits(allowance, &spent)?.then_some(z))
+    };
+    smallest_fitting(low, high, ratio, fits_at)?.ok_or_else(|| {
+        Error::invalid(
+            "allowance",
+            allowance,
+            format!("no noise multiplier up to {high} fits {steps} steps at rate {q}"),
+        )
+    })
+}
+
+/// The largest ε (to a relative 1e-9, rounded down) such that an ε-DP release fits
+/// `allowance` as the [`Ledger`] checks it: what a private score may spend when it runs in
+/// parallel with training on a disjoint part of the data.
+pub fn largest_pure_within(allowance: &Guarantee) -> Result<f64> {
+    let n = allowance.neighbours();
+    let fits_at = |eps: f64| fits(allowance, &Guarantee::pure(eps, n)?);
+    largest_fitting(1e-9, 1e3, 1e-9, fits_at)?.ok_or_else(|| {
+        Error::invalid(
+            "allowance",
+            allowance,
+            "no pure-DP release of at least 1e-9 fits",
+        )
+    })
 }
 
 #[cfg(test)]
@@ -252,5 +390,49 @@ mod tests {
         let z = exhaustive_share(&Guarantee::zcdp(0.3, AddRemove).unwrap(), 7).unwrap();
         assert!(z.zcdp_rho().unwrap() * 7.0 <= 0.3);
         assert!(exhaustive_share(&outer, 0).is_err());
+    }
+
+    #[test]
+    fn dpsgd_noise_multiplier_worked_numbers() {
+        // zCDP: T/(2z²) <= 0.5 with T = 100 needs z >= 10.
+        let z =
+            dpsgd_noise_multiplier(&Guarantee::zcdp(0.5, AddRemove).unwrap(), 0.01, 100).unwrap();
+        assert!((10.0..=10.0 * 1.001).contains(&z), "{z}");
+        // An allowance that is itself a DP-SGD curve (q = 0.01, z = 1, 1000 steps) gives z = 1
+        // back, rounded up; 1 % less noise does not fit (the search has teeth).
+        let curve = dpsgd_guarantee(0.01, 1.0, 1000).unwrap();
+        let z = dpsgd_noise_multiplier(&curve, 0.01, 1000).unwrap();
+        assert!((1.0..=1.001).contains(&z), "{z}");
+        let less = dpsgd_spend(0.01, 0.99, 1000, &curve, DpSgdNoise::Continuous).unwrap();
+        assert!(!fits(&curve, &less).unwrap());
+        // Fewer steps fit with less noise (0.991: the check is pointwise at every order, and
+        // the large orders, where subsampling helps least, decide it).
+        let half = dpsgd_noise_multiplier(&curve, 0.01, 500).unwrap();
+        assert!(half < 1.0, "{half}");
+        for bad in [
+            dpsgd_noise_multiplier(&Guarantee::pure(1.0, AddRemove).unwrap(), 0.01, 10),
+            dpsgd_noise_multiplier(&curve, 0.0, 10),
+            dpsgd_noise_multiplier(&curve, 0.01, 0),
+            dpsgd_noise_multiplier(&Guarantee::zcdp(1e-12, AddRemove).unwrap(), 0.5, 10_000),
+        ] {
+            assert!(
+                matches!(bad, Err(Error::InvalidParameter { .. })),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn largest_pure_within_worked_numbers() {
+        let eps = largest_pure_within(&Guarantee::pure(0.3, AddRemove).unwrap()).unwrap();
+        assert!(eps <= 0.3 && eps > 0.3 * (1.0 - 1e-8), "{eps}");
+        // ε-DP is ε²/2-zCDP: ρ = 0.5 allows ε = 1.
+        let eps = largest_pure_within(&Guarantee::zcdp(0.5, AddRemove).unwrap()).unwrap();
+        assert!(eps <= 1.0 && eps > 1.0 - 1e-8, "{eps}");
+        assert!(fits(
+            &Guarantee::zcdp(0.5, AddRemove).unwrap(),
+            &Guarantee::pure(eps, AddRemove).unwrap()
+        )
+        .unwrap());
     }
 }
