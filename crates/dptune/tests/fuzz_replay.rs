@@ -1,18 +1,20 @@
-//! Replays every checked-in fuzz input of the library targets (the seed corpus under
-//! `fuzz/seeds/<target>/` and the minimised crash inputs under `tests/data/fuzz/<target>/`)
-//! through the same entry points the fuzzers use, on the stable toolchain: none may panic.
+//! Replays every checked-in fuzz input of the library targets (the seeds under
+//! `fuzz/seeds/<target>/`, the campaign's minimised corpus under `fuzz/minimized/<target>/` and the
+//! minimised crash inputs under `tests/data/fuzz/<target>/`) through the same entry points the
+//! fuzzers use, on the stable toolchain: none may panic.
 
 use std::path::{Path, PathBuf};
 
 #[path = "../../../fuzz/src/library.rs"]
 mod library;
 
-/// Every file of `<target>` in the seed corpus and in the crash folder, sorted.
+/// Every file of `<target>` in the seeds, the corpus and the crash folder, sorted.
 fn inputs(target: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for dir in [
         root.join("../../fuzz/seeds").join(target),
+        root.join("../../fuzz/minimized").join(target),
         root.join("tests/data/fuzz").join(target),
     ] {
         if let Ok(entries) = std::fs::read_dir(&dir) {
