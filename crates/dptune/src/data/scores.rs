@@ -1,0 +1,87 @@
+//! Candidate scores for `dptune select`: one number a line, or one named column of a CSV file
+//! with a header, read through the one strict [`CsvReader`].
+
+use std::io::Read;
+use std::path::Path;
+
+use super::csv_reader::{open_file, CsvReader};
+use crate::error::{excerpt, Error, Result};
+
+/// Reads scores from `path` (plain or gzip); see [`read_scores`].
+pub fn load_scores(path: &Path, column: Option<&str>) -> Result<Vec<f64>> {
+    read_scores(open_file(path)?, &path.display().to_string(), column)
+}
+
+/// Reads scores from `reader` (`source` names it in errors): with `column`, the finite numbers
+/// of that column of a CSV file with a header line; without, one finite number a line (a line
+/// with a comma is refused, so a CSV file is never read as if it had one column). Blank lines
+/// are skipped; there must be at least one score.
+pub fn read_scores(reader: impl Read, source: &str, column: Option<&str>) -> Result<Vec<f64>> {
+    let scores = match column {
+        Some(name) => {
+            let mut rd = CsvReader::new(reader, source, true)?;
+            let col = rd.column(name).ok_or_else(|| {
+                Error::invalid(
+                    "column",
+                    excerpt(name),
+                    format!("not in the header of {source} ({})", rd.columns_list()),
+                )
+            })?;
+            rd.numeric_columns(&[col])?.remove(0)
+        }
+        None => {
+            let mut rd = CsvReader::new(reader, source, false)?;
+            let mut scores = Vec::new();
+            while let Some(row) = rd.next_row()? {
+                if row.len() != 1 {
+                    return Err(Error::data(
+                        format!("{source} line {}", row.line()),
+                        format!(
+                            "{} fields: one score a line is expected (name a column to read a \
+                             CSV file)",
+                            row.len()
+                        ),
+                    ));
+                }
+                scores.push(row.number(0)?);
+            }
+            scores
+        }
+    };
+    if scores.is_empty() {
+        return Err(Error::data(source, "no scores"));
+    }
+    Ok(scores)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scores(text: &str, column: Option<&str>) -> Result<Vec<f64>> {
+        read_scores(text.as_bytes(), "s.csv", column)
+    }
+
+    #[test]
+    fn one_score_a_line() {
+        assert_eq!(scores("1\n\n 2.5 \n\"3\"\n", None).unwrap(), [1.0, 2.5, 3.0]);
+        let e = scores("1\n2,3\n", None).unwrap_err().to_string();
+        assert!(e.contains("s.csv line 2") && e.contains("2 fields"), "{e}");
+        let e = scores("1\nabc\n", None).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("`abc` is not a finite number"), "{e}");
+        assert!(scores("\n \n", None).unwrap_err().to_string().contains("no scores"));
+    }
+
+    #[test]
+    fn a_named_column_with_quoted_commas_and_a_byte_order_mark() {
+        let text = "\u{feff}name,score\n\"x,0.9\",0.1\ny,0.5\n";
+        assert_eq!(scores(text, Some("score")).unwrap(), [0.1, 0.5]);
+        let e = scores(text, Some("acc")).unwrap_err().to_string();
+        assert!(e.contains("`column` = acc") && e.contains("name, score"), "{e}");
+        let e = scores("score,score\n1,2\n", Some("score")).unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
+        let e = scores("name,score\nx,1,2\n", Some("score")).unwrap_err();
+        assert!(e.to_string().contains("s.csv line 2"), "{e}");
+        assert!(scores("score\n", Some("score")).is_err());
+    }
+}
