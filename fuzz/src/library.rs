@@ -12,7 +12,7 @@ use dptune::federated::secagg::{Client, SecAggParams, Server};
 use dptune::noise::SecureRng;
 use dptune::select::Goal;
 use dptune::study::{
-    run_study, table_from_csv, table_from_values, Columns, ScoreModel, StudyOptions,
+    run_study, table_from_csv, table_from_json, Columns, ScoreModel, StudyOptions,
 };
 
 /// Separates the schema TOML from the CSV text in a `csv_schema` input.
@@ -60,7 +60,7 @@ pub fn csv_schema(data: &[u8]) {
 
 /// Study tables. The first byte picks the goal (bit 0) and the format (bit 1): CSV, whose first
 /// line names the score column and optionally, after a comma, the test column; or a JSON object
-/// `{configuration: score}` as `dptune study` reads it. A table that loads is run through a
+/// `{configuration: score}` (`study::table_from_json`, as `dptune study` reads it). A table that loads is run through a
 /// small study (two repetitions at ε = 1), as `dptune study` does.
 pub fn study(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
@@ -78,15 +78,9 @@ pub fn study(data: &[u8]) {
             Some((s, t)) => (s.to_owned(), Some(t.to_owned())),
             None => (first.to_owned(), None),
         };
-        table_from_csv(csv, "fuzz", &Columns { score, test, goal })
+        table_from_csv(csv.as_bytes(), "fuzz", &Columns { score, test, goal })
     } else {
-        let Ok(serde_json::Value::Object(obj)) = serde_json::from_slice(rest) else {
-            return;
-        };
-        let Some(scores) = obj.values().map(serde_json::Value::as_f64).collect() else {
-            return;
-        };
-        table_from_values(scores, goal)
+        table_from_json(rest, "fuzz", goal)
     };
     let Ok(table) = table else {
         return;

@@ -321,7 +321,7 @@ fn bad_input_exits_2_without_panic() {
                 "1",
             ],
             "1\nabc\n",
-            "not a number",
+            "stdin line 2: `abc` is not a finite number",
         ),
         (
             &[

@@ -241,17 +241,15 @@ impl<R: Read> Row<'_, R> {
         self.len() == 0
     }
 
-    /// A data error located at this record's column `col`.
+    /// A data error located at this record's column `col` (the line alone in a file of one
+    /// unnamed column).
     pub fn error(&self, col: usize, reason: impl Into<String>) -> Error {
-        Error::data(
-            format!(
-                "{} line {}, column `{}`",
-                self.reader.source,
-                self.line(),
-                self.reader.column_name(col)
-            ),
-            reason,
-        )
+        let rd = self.reader;
+        let at = format!("{} line {}", rd.source, rd.line);
+        if rd.header.is_none() && rd.width == Some(1) {
+            return Error::data(at, reason);
+        }
+        Error::data(format!("{at}, column `{}`", rd.column_name(col)), reason)
     }
 
     /// The text of column `col`, trimmed.

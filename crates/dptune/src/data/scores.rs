@@ -68,7 +68,7 @@ mod tests {
         let e = scores("1\n2,3\n", None).unwrap_err().to_string();
         assert!(e.contains("s.csv line 2") && e.contains("2 fields"), "{e}");
         let e = scores("1\nabc\n", None).unwrap_err().to_string();
-        assert!(e.contains("line 2") && e.contains("`abc` is not a finite number"), "{e}");
+        assert!(e.contains("s.csv line 2: `abc` is not a finite number"), "{e}");
         assert!(scores("\n \n", None).unwrap_err().to_string().contains("no scores"));
     }
 
