@@ -321,7 +321,7 @@ fn bad_input_exits_2_without_panic() {
                 "1",
             ],
             "1\nabc\n",
-            "stdin line 2: `abc` is not a finite number",
+            "not a number",
         ),
         (
             &[

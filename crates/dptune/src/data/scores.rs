@@ -17,37 +17,34 @@ pub fn load_scores(path: &Path, column: Option<&str>) -> Result<Vec<f64>> {
 /// with a comma is refused, so a CSV file is never read as if it had one column). Blank lines
 /// are skipped; there must be at least one score.
 pub fn read_scores(reader: impl Read, source: &str, column: Option<&str>) -> Result<Vec<f64>> {
-    let scores = match column {
-        Some(name) => {
-            let mut rd = CsvReader::new(reader, source, true)?;
-            let col = rd.column(name).ok_or_else(|| {
-                Error::invalid(
-                    "column",
-                    excerpt(name),
-                    format!("not in the header of {source} ({})", rd.columns_list()),
-                )
-            })?;
-            rd.numeric_columns(&[col])?.remove(0)
-        }
-        None => {
-            let mut rd = CsvReader::new(reader, source, false)?;
-            let mut scores = Vec::new();
-            while let Some(row) = rd.next_row()? {
-                if row.len() != 1 {
-                    return Err(Error::data(
-                        format!("{source} line {}", row.line()),
-                        format!(
-                            "{} fields: one score a line is expected (name a column to read a \
-                             CSV file)",
-                            row.len()
-                        ),
-                    ));
-                }
-                scores.push(row.number(0)?);
-            }
-            scores
-        }
+    let mut rd = CsvReader::new(reader, source, column.is_some())?;
+    let col = match column {
+        Some(name) => rd.column(name).ok_or_else(|| {
+            Error::invalid(
+                "column",
+                excerpt(name),
+                format!("not in the header of {source} ({})", rd.columns_list()),
+            )
+        })?,
+        None => 0,
     };
+    let mut scores = Vec::new();
+    while let Some(row) = rd.next_row()? {
+        if column.is_none() && row.len() != 1 {
+            return Err(Error::data(
+                format!("{source} line {}", row.line()),
+                format!(
+                    "{} fields: one score a line is expected (name a column to read a CSV file)",
+                    row.len()
+                ),
+            ));
+        }
+        scores.push(match row.text(col)?.parse::<f64>() {
+            Ok(v) if v.is_finite() => v,
+            Ok(_) => return Err(row.field_error(col, "is not finite: scores must be finite")),
+            Err(_) => return Err(row.field_error(col, "is not a number: scores must be finite")),
+        });
+    }
     if scores.is_empty() {
         return Err(Error::data(source, "no scores"));
     }
@@ -68,7 +65,9 @@ mod tests {
         let e = scores("1\n2,3\n", None).unwrap_err().to_string();
         assert!(e.contains("s.csv line 2") && e.contains("2 fields"), "{e}");
         let e = scores("1\nabc\n", None).unwrap_err().to_string();
-        assert!(e.contains("s.csv line 2: `abc` is not a finite number"), "{e}");
+        assert!(e.contains("s.csv line 2: `abc` is not a number"), "{e}");
+        let e = scores("1\n-inf\n", None).unwrap_err().to_string();
+        assert!(e.contains("s.csv line 2: `-inf` is not finite"), "{e}");
         assert!(scores("\n \n", None).unwrap_err().to_string().contains("no scores"));
     }
 
