@@ -18,8 +18,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use dptune::gp::{
-    demo, load_gp_data, private_gp, GpRegression, Kernel, MveeConfig, OutputRange,
-    SelectionConfig, Utility,
+    demo, load_gp_data, private_gp, GpRegression, Kernel, MveeConfig, OutputRange, SelectionConfig,
+    Utility,
 };
 use dptune::noise::SecureRng;
 use nalgebra::DMatrix;

@@ -1,7 +1,7 @@
 //! `dptune study`: how close each private tuner gets to the non-private best on a benchmark
 //! table, per method and budget; `--recommend` names the method to use under the study's model.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use dptune::select::Goal;
@@ -79,7 +79,7 @@ pub struct StudyArgs {
     epsilon: Option<f64>,
 }
 
-fn load(args: &StudyArgs, path: &PathBuf, goal: Goal) -> Result<ScoreTable, Failure> {
+fn load(args: &StudyArgs, path: &Path, goal: Goal) -> Result<ScoreTable, Failure> {
     if path.extension().is_some_and(|e| e == "json") {
         Ok(load_json_table(path, goal)?)
     } else {

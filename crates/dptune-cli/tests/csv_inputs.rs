@@ -3,7 +3,7 @@
 //! JSON study tables refuse duplicate keys, no error quotes more than an excerpt of a field, and
 //! a refused input is exit 2 with nothing charged to a budget.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 #[path = "support/cli.rs"]
@@ -13,7 +13,7 @@ fn tmp(name: &str, contents: &str) -> PathBuf {
     cli::temp_file("csv", name, contents)
 }
 
-fn path(p: &PathBuf) -> &str {
+fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
@@ -34,7 +34,7 @@ fn refused(o: Output, needles: &[&str]) -> String {
 /// `dptune --json select --column score FILE` with the exponential mechanism at ε = 10 and
 /// Δ = 0.01: between scores 0.1 and 0.5 the better candidate's odds are e^200 to 1, so the
 /// choice is the better one with probability 1 − e^−200 (and the run is seeded).
-fn select_column(file: &PathBuf, extra: &[&str]) -> Output {
+fn select_column(file: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "--json",
         "select",
@@ -79,7 +79,10 @@ fn select_sees_the_first_column_behind_a_byte_order_mark() {
 #[test]
 fn select_refuses_extra_fields_and_duplicate_names() {
     let f = tmp("extra.csv", "name,score\na,0.1\nb,0.5,0.9\n");
-    refused(select_column(&f, &[]), &["line 3", "3 fields", "header has 2"]);
+    refused(
+        select_column(&f, &[]),
+        &["line 3", "3 fields", "header has 2"],
+    );
     let f = tmp("dup.csv", "score,name,score\n0.1,a,0.2\n");
     refused(select_column(&f, &[]), &["`score` twice"]);
     let f = tmp("nocol.csv", "name,acc\na,0.1\n");
@@ -125,7 +128,16 @@ fn an_unterminated_quote_gives_a_short_message_in_every_command() {
     ]);
     short(&refused(o, &["closing quote"]));
     let f = tmp("quote-study.csv", &unterminated("lr,acc", "1,"));
-    let o = cli::dptune(&["study", path(&f), "--n", "100", "--score", "acc", "--test-score", "acc"]);
+    let o = cli::dptune(&[
+        "study",
+        path(&f),
+        "--n",
+        "100",
+        "--score",
+        "acc",
+        "--test-score",
+        "acc",
+    ]);
     short(&refused(o, &["closing quote"]));
 }
 
@@ -168,14 +180,26 @@ fn gp_refuses_the_output_as_an_input_and_repeated_inputs() {
 
 #[test]
 fn study_refuses_duplicate_json_keys_and_extra_csv_fields() {
-    let f = tmp("dup.json", r#"{"lr=0.1": 0.5, "lr=0.2": 0.7, "lr=0.1": 0.9}"#);
+    let f = tmp(
+        "dup.json",
+        r#"{"lr=0.1": 0.5, "lr=0.2": 0.7, "lr=0.1": 0.9}"#,
+    );
     refused(
         cli::dptune(&["study", path(&f), "--n", "100"]),
         &["key `lr=0.1` appears twice"],
     );
     let f = tmp("extra.csv", "lr,acc\n1,0.5\n2,0.7,0.1\n");
     refused(
-        cli::dptune(&["study", path(&f), "--n", "100", "--score", "acc", "--test-score", "acc"]),
+        cli::dptune(&[
+            "study",
+            path(&f),
+            "--n",
+            "100",
+            "--score",
+            "acc",
+            "--test-score",
+            "acc",
+        ]),
         &["line 3", "3 fields"],
     );
     let f = tmp("bom.csv", "\u{feff}acc,lr\n0.5,1\n0.7,2\n");
@@ -245,8 +269,20 @@ fn data_errors_charge_nothing() {
     );
     let gp_bad = tmp("budget-gp.csv", "x,y\n1,2\n2,3\n");
     let o = cli::dptune(&[
-        "gp", "--data", path(&gp_bad), "--x", "y", "--y", "y", "--y-range", "0,10",
-        "--x-standardise", "--budget", "b", "--store", store,
+        "gp",
+        "--data",
+        path(&gp_bad),
+        "--x",
+        "y",
+        "--y",
+        "y",
+        "--y-range",
+        "0,10",
+        "--x-standardise",
+        "--budget",
+        "b",
+        "--store",
+        store,
     ]);
     refused(o, &["both the output and an input"]);
     let v = cli::run_json(&["budget", "show", "b", "--store", store]);

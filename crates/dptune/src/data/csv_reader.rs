@@ -257,7 +257,11 @@ impl<R: Read> Row<'_, R> {
         self.reader.record.get(col).map(str::trim).ok_or_else(|| {
             self.error(
                 col,
-                format!("the record has {} fields, no column {}", self.len(), col + 1),
+                format!(
+                    "the record has {} fields, no column {}",
+                    self.len(),
+                    col + 1
+                ),
             )
         })
     }
@@ -355,7 +359,10 @@ mod tests {
         // Without a header the first record sets the width.
         let mut rd = reader("1,2\n3\n", false).unwrap();
         let e = rd.numeric_columns(&[0]).unwrap_err().to_string();
-        assert!(e.contains("line 2") && e.contains("the first line has 2"), "{e}");
+        assert!(
+            e.contains("line 2") && e.contains("the first line has 2"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -371,8 +378,14 @@ mod tests {
         let expect = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
             pairs.iter().map(|&(s, l)| (s.to_owned(), l)).collect()
         };
-        assert_eq!(lines("a\n\n\nb\nc\n"), expect(&[("a", 1), ("b", 4), ("c", 5)]));
-        assert_eq!(lines("a\r\n\r\nb\r\nc"), expect(&[("a", 1), ("b", 3), ("c", 4)]));
+        assert_eq!(
+            lines("a\n\n\nb\nc\n"),
+            expect(&[("a", 1), ("b", 4), ("c", 5)])
+        );
+        assert_eq!(
+            lines("a\r\n\r\nb\r\nc"),
+            expect(&[("a", 1), ("b", 3), ("c", 4)])
+        );
         assert_eq!(lines("a\n  \nb"), expect(&[("a", 1), ("b", 3)]));
         assert_eq!(
             lines("\"x\ny\"\n\"\n\nz\"\r\nb\n"),

@@ -19,8 +19,8 @@ pub use bundled::{adult_schema, bundled, mnist_schema, Bundled, BUNDLED_NAMES};
 pub use csv_load::{load_csv, parse_csv};
 pub(crate) use csv_reader::open_file;
 pub use csv_reader::{CsvReader, Row};
-pub use scores::{load_scores, read_scores};
 pub use schema::{Feature, Label, Schema, Transform};
+pub use scores::{load_scores, read_scores};
 
 /// A dataset whose records can be addressed by index (so it can be split by coins).
 pub trait Records: Sync {

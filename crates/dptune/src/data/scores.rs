@@ -61,14 +61,20 @@ mod tests {
 
     #[test]
     fn one_score_a_line() {
-        assert_eq!(scores("1\n\n 2.5 \n\"3\"\n", None).unwrap(), [1.0, 2.5, 3.0]);
+        assert_eq!(
+            scores("1\n\n 2.5 \n\"3\"\n", None).unwrap(),
+            [1.0, 2.5, 3.0]
+        );
         let e = scores("1\n2,3\n", None).unwrap_err().to_string();
         assert!(e.contains("s.csv line 2") && e.contains("2 fields"), "{e}");
         let e = scores("1\nabc\n", None).unwrap_err().to_string();
         assert!(e.contains("s.csv line 2: `abc` is not a number"), "{e}");
         let e = scores("1\n-inf\n", None).unwrap_err().to_string();
         assert!(e.contains("s.csv line 2: `-inf` is not finite"), "{e}");
-        assert!(scores("\n \n", None).unwrap_err().to_string().contains("no scores"));
+        assert!(scores("\n \n", None)
+            .unwrap_err()
+            .to_string()
+            .contains("no scores"));
     }
 
     #[test]
@@ -76,7 +82,10 @@ mod tests {
         let text = "\u{feff}name,score\n\"x,0.9\",0.1\ny,0.5\n";
         assert_eq!(scores(text, Some("score")).unwrap(), [0.1, 0.5]);
         let e = scores(text, Some("acc")).unwrap_err().to_string();
-        assert!(e.contains("`column` = acc") && e.contains("name, score"), "{e}");
+        assert!(
+            e.contains("`column` = acc") && e.contains("name, score"),
+            "{e}"
+        );
         let e = scores("score,score\n1,2\n", Some("score")).unwrap_err();
         assert!(e.to_string().contains("twice"), "{e}");
         let e = scores("name,score\nx,1,2\n", Some("score")).unwrap_err();

@@ -116,7 +116,10 @@ mod tests {
         let d = read(CSV, &["c", "0"], "b").unwrap();
         assert_eq!(d.x, DMatrix::from_row_slice(2, 2, &[3.0, 1.0, 6.0, 4.0]));
         assert_eq!(d.y, [2.0, 5.0]);
-        assert_eq!((d.x_names, d.y_name), (vec!["c".into(), "a".into()], "b".into()));
+        assert_eq!(
+            (d.x_names, d.y_name),
+            (vec!["c".into(), "a".into()], "b".into())
+        );
     }
 
     #[test]

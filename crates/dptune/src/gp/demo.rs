@@ -38,7 +38,11 @@ pub fn diabetes_table() -> Result<(Vec<String>, Vec<Vec<f64>>)> {
     let header = rd.header().to_vec();
     let mut rows = Vec::new();
     while let Some(row) = rd.next_row()? {
-        rows.push((0..header.len()).map(|c| row.number(c)).collect::<Result<_>>()?);
+        rows.push(
+            (0..header.len())
+                .map(|c| row.number(c))
+                .collect::<Result<_>>()?,
+        );
     }
     Ok((header, rows))
 }

@@ -242,8 +242,7 @@ fn table_from_reader<R: Read>(rd: &mut CsvReader<R>, columns: &Columns) -> Resul
         )
     };
     // Resolve the validation column and the default test columns.
-    let (val_idx, default_test): (usize, Vec<usize>) = if let Some(i) = rd.column(&columns.score)
-    {
+    let (val_idx, default_test): (usize, Vec<usize>) = if let Some(i) = rd.column(&columns.score) {
         let others = split_seed(&columns.score)
             .map(|(base, k)| {
                 seed_columns(&header, base)
@@ -350,7 +349,12 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("not a finite number"), "{e}");
-        let e = table_from_csv("s_seed0,s_seed1\n0.1,0.2\n".as_bytes(), "t", &cols("s", None)).unwrap_err();
+        let e = table_from_csv(
+            "s_seed0,s_seed1\n0.1,0.2\n".as_bytes(),
+            "t",
+            &cols("s", None),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("at least 2"), "{e}");
         let e = table_from_values(vec![1.0], Goal::Maximize).unwrap_err();
         assert!(e.to_string().contains("at least 2"), "{e}");
@@ -360,9 +364,16 @@ mod tests {
     fn csv_tables_are_read_strictly() {
         let csv = |text: &str| table_from_csv(text.as_bytes(), "t", &cols("acc", None));
         let t = csv("\u{feff}acc_seed0,acc_seed1\n0.5,0.6\n0.9,0.1\n").unwrap();
-        assert_eq!(t.validation, vec![0.5, 0.9], "a byte order mark hides no name");
+        assert_eq!(
+            t.validation,
+            vec![0.5, 0.9],
+            "a byte order mark hides no name"
+        );
         let e = csv("acc_seed0,acc_seed1\n0.5,0.6\n0.9,0.1,0.7\n").unwrap_err();
-        assert!(e.to_string().contains("t line 3") && e.to_string().contains("3 fields"), "{e}");
+        assert!(
+            e.to_string().contains("t line 3") && e.to_string().contains("3 fields"),
+            "{e}"
+        );
         let e = csv("acc_seed0,acc_seed1,acc_seed1\n0.5,0.6,0.7\n0.9,0.1,0.2\n").unwrap_err();
         assert!(e.to_string().contains("twice"), "{e}");
     }
@@ -380,11 +391,23 @@ mod tests {
         assert!(e.to_string().contains("twice"), "{e}");
         let secret = "s".repeat(10_000);
         let e = json(&format!(r#"{{"a": 0.1, "b": "{secret}"}}"#)).unwrap_err();
-        assert!(e.to_string().contains("key `b`") && e.to_string().len() < 200, "{e}");
+        assert!(
+            e.to_string().contains("key `b`") && e.to_string().len() < 200,
+            "{e}"
+        );
         let e = json(&format!(r#""{secret}""#)).unwrap_err();
-        assert!(e.to_string().contains("JSON object") && e.to_string().len() < 200, "{e}");
+        assert!(
+            e.to_string().contains("JSON object") && e.to_string().len() < 200,
+            "{e}"
+        );
         let e = json(&format!(r#"{{"a": 0.1, "b": "{secret}"#)).unwrap_err();
-        assert!(e.to_string().contains("not a JSON table") && e.to_string().len() < 200, "{e}");
-        assert!(json(r#"{"a": 0.1}"#).unwrap_err().to_string().contains("at least 2"));
+        assert!(
+            e.to_string().contains("not a JSON table") && e.to_string().len() < 200,
+            "{e}"
+        );
+        assert!(json(r#"{"a": 0.1}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("at least 2"));
     }
 }
