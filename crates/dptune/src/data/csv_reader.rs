@@ -99,14 +99,15 @@ impl<R: Read> CsvReader<R> {
                 return Err(Error::data(source, "empty: no header line"));
             }
             let names: Vec<String> = rd.record.iter().map(|n| n.trim().to_owned()).collect();
+            let mut seen = std::collections::HashMap::with_capacity(names.len());
             for (i, name) in names.iter().enumerate() {
-                if names[..i].contains(name) {
+                if let Some(first) = seen.insert(name.as_str(), i) {
                     return Err(Error::data(
                         format!("{source} line {}", rd.line),
                         format!(
                             "the header names column `{}` twice (columns {} and {})",
                             excerpt(name),
-                            names[..i].iter().position(|n| n == name).unwrap_or(0) + 1,
+                            first + 1,
                             i + 1
                         ),
                     ));
