@@ -1,5 +1,7 @@
-//! Fuzz entry points that run the `dptune` binary as a subprocess, for the inputs whose parser
-//! lives in the CLI (the search-space TOML, `select` scores, the GP loader, JSON study tables).
+//! Fuzz entry points that run the `dptune` binary as a subprocess: for the search-space TOML
+//! (parsed in the CLI) and the JSON study table, and, on the stable replay only, the whole
+//! `select` and `gp` commands over the seeds of those in-process targets (their loaders are
+//! library functions, fuzzed in `library.rs`).
 //!
 //! The bytes become a file (or stdin) of one fixed command line; the only failure is an exit
 //! that is not an orderly error: code 101 (a Rust panic) or death by a signal (134 = SIGABRT).

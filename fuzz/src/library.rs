@@ -7,12 +7,13 @@
 
 use std::sync::OnceLock;
 
-use dptune::data::{parse_csv, Schema};
+use dptune::data::{parse_csv, read_scores, Schema};
 use dptune::federated::secagg::{Client, SecAggParams, Server};
+use dptune::gp::read_gp_data;
 use dptune::noise::SecureRng;
 use dptune::select::Goal;
 use dptune::study::{
-    run_study, table_from_csv, table_from_values, Columns, ScoreModel, StudyOptions,
+    run_study, table_from_csv, table_from_json, Columns, ScoreModel, StudyOptions,
 };
 
 /// Separates the schema TOML from the CSV text in a `csv_schema` input.
@@ -58,9 +59,41 @@ pub fn csv_schema(data: &[u8]) {
     let _ = parse_csv(csv, "fuzz", &schema);
 }
 
+/// `dptune select` input: byte 0 odd → the rest is a CSV file read with `--column score`, even
+/// → one score a line (the seeds are shared with the CLI replay, where byte 0 also picks the
+/// mechanism).
+pub fn select(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let column = (mode & 1 == 1).then_some("score");
+    let _ = read_scores(rest, "fuzz", column);
+}
+
+/// The column choices (`--x`, `--y`) of the `gp` target: by index, two inputs, by name, and the
+/// output among the inputs (refused).
+const GP_COLUMNS: [(&[&str], &str); 4] = [
+    (&["0"], "1"),
+    (&["0", "2"], "1"),
+    (&["x"], "y"),
+    (&["1", "0"], "1"),
+];
+
+/// `dptune gp --data` loader: bits 1-2 of byte 0 pick the columns from [`GP_COLUMNS`], the rest
+/// is the CSV file (the seeds are shared with the CLI replay, where bit 0 picks the input
+/// scaling).
+pub fn gp(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let (x, y) = GP_COLUMNS[(mode as usize >> 1) % GP_COLUMNS.len()];
+    let x: Vec<String> = x.iter().map(|s| s.to_string()).collect();
+    let _ = read_gp_data(rest, "fuzz", &x, y);
+}
+
 /// Study tables. The first byte picks the goal (bit 0) and the format (bit 1): CSV, whose first
 /// line names the score column and optionally, after a comma, the test column; or a JSON object
-/// `{configuration: score}` as `dptune study` reads it. A table that loads is run through a
+/// `{configuration: score}` (`study::table_from_json`, as `dptune study` reads it). A table that loads is run through a
 /// small study (two repetitions at ε = 1), as `dptune study` does.
 pub fn study(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
@@ -78,15 +111,9 @@ pub fn study(data: &[u8]) {
             Some((s, t)) => (s.to_owned(), Some(t.to_owned())),
             None => (first.to_owned(), None),
         };
-        table_from_csv(csv, "fuzz", &Columns { score, test, goal })
+        table_from_csv(csv.as_bytes(), "fuzz", &Columns { score, test, goal })
     } else {
-        let Ok(serde_json::Value::Object(obj)) = serde_json::from_slice(rest) else {
-            return;
-        };
-        let Some(scores) = obj.values().map(serde_json::Value::as_f64).collect() else {
-            return;
-        };
-        table_from_values(scores, goal)
+        table_from_json(rest, "fuzz", goal)
     };
     let Ok(table) = table else {
         return;

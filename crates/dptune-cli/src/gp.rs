@@ -19,7 +19,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use dptune::error::check_positive;
 use dptune::gp::{
-    demo, private_gp, GpRegression, Kernel, MveeConfig, OutputRange, SelectionConfig, Utility,
+    demo, load_gp_data, private_gp, GpRegression, Kernel, MveeConfig, OutputRange, SelectionConfig,
+    Utility,
 };
 use dptune::noise::SecureRng;
 use nalgebra::DMatrix;
@@ -144,19 +145,6 @@ struct Loaded {
     scaling_note: String,
 }
 
-fn column_index(header: &csv::StringRecord, spec: &str) -> Result<usize, Failure> {
-    if let Some(i) = header.iter().position(|h| h.trim() == spec.trim()) {
-        return Ok(i);
-    }
-    match spec.trim().parse::<usize>() {
-        Ok(i) if i < header.len() => Ok(i),
-        _ => Err(Failure::input(format!(
-            "no column `{spec}` in the CSV header ({})",
-            header.iter().collect::<Vec<_>>().join(", ")
-        ))),
-    }
-}
-
 fn load(args: &GpArgs) -> Result<Loaded, Failure> {
     let Some(path) = &args.data else {
         let (x, y) = demo::diabetes_bmi()?;
@@ -184,60 +172,17 @@ fn load(args: &GpArgs) -> Result<Loaded, Failure> {
         return Err(Failure::input("--y-range needs exactly LO,HI"));
     }
     let range = OutputRange::new(yr[0], yr[1])?;
-    let mut rdr = csv::Reader::from_path(path)
-        .map_err(|e| Failure::input(format!("cannot read {}: {e}", path.display())))?;
-    let header = rdr
-        .headers()
-        .map_err(|e| Failure::input(format!("bad CSV header in {}: {e}", path.display())))?
-        .clone();
-    let xi = args
-        .x
-        .iter()
-        .map(|s| column_index(&header, s))
-        .collect::<Result<Vec<_>, _>>()?;
-    if xi.is_empty() {
-        return Err(Failure::input("--x needs at least one column"));
-    }
-    let yspec = args.y.as_deref().unwrap_or_default();
-    let yi = column_index(&header, yspec)?;
-    let mut rows: Vec<Vec<f64>> = Vec::new();
-    let mut y = Vec::new();
-    for (line, rec) in rdr.records().enumerate() {
-        let rec = rec.map_err(|e| Failure::input(format!("CSV error: {e}")))?;
-        let num = |i: usize| -> Result<f64, Failure> {
-            let s = rec.get(i).unwrap_or("").trim();
-            s.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| {
-                    Failure::input(format!(
-                        "row {}, column {}: `{s}` is not a finite number",
-                        line + 2,
-                        header.get(i).unwrap_or("?")
-                    ))
-                })
-        };
-        rows.push(xi.iter().map(|&i| num(i)).collect::<Result<_, _>>()?);
-        y.push(num(yi)?);
-    }
-    if rows.is_empty() {
-        return Err(Failure::input(format!(
-            "{} has no data rows",
-            path.display()
-        )));
-    }
-    let (n, p) = (rows.len(), xi.len());
-    let raw = DMatrix::from_fn(n, p, |i, j| rows[i][j]);
-    let names: Vec<&str> = xi.iter().map(|&i| header.get(i).unwrap_or("?")).collect();
-    let (x, shift, scale, scaling_note) = scale_inputs(raw, &names, args)?;
+    let data = load_gp_data(path, &args.x, args.y.as_deref().unwrap_or_default())?;
+    let names: Vec<&str> = data.x_names.iter().map(String::as_str).collect();
+    let (x, shift, scale, scaling_note) = scale_inputs(data.x, &names, args)?;
     Ok(Loaded {
         x,
-        y,
+        y: data.y,
         range,
         signal_sd: args.signal_sd.unwrap_or(range.width() / 4.0),
         source: path.display().to_string(),
-        x_label: header.get(xi[0]).unwrap_or("x").to_string(),
-        y_label: header.get(yi).unwrap_or("y").to_string(),
+        x_label: names[0].to_string(),
+        y_label: data.y_name,
         shift,
         scale,
         scaling_note,

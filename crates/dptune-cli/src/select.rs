@@ -1,10 +1,10 @@
 //! `dptune select`: choose among scored candidates privately.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use dptune::data::load_scores;
 use dptune::noise::SecureRng;
 use dptune::privacy::{Bound, Guarantee, Neighbours};
 use dptune::select::{
@@ -96,54 +96,13 @@ pub struct SelectArgs {
     budget: crate::budget::BudgetCharge,
 }
 
-fn read_source(path: &Option<PathBuf>) -> Result<String, Failure> {
-    let mut text = String::new();
-    match path {
-        Some(p) if p.as_os_str() != "-" => {
-            text = std::fs::read_to_string(p)
-                .map_err(|e| Failure::input(format!("cannot read {}: {e}", p.display())))?;
-        }
-        _ => {
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| Failure::input(format!("cannot read stdin: {e}")))?;
-        }
-    }
-    Ok(text)
-}
-
-fn parse_number(s: &str, line: usize) -> Result<f64, Failure> {
-    s.trim()
-        .trim_matches('"')
-        .parse::<f64>()
-        .map_err(|_| Failure::input(format!("line {line}: `{s}` is not a number")))
-}
-
-fn parse_scores(text: &str, column: Option<&str>) -> Result<Vec<f64>, Failure> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    match column {
-        None => lines.map(|(i, l)| parse_number(l, i + 1)).collect(),
-        Some(name) => {
-            let (_, header) = lines
-                .next()
-                .ok_or_else(|| Failure::input("the CSV file is empty"))?;
-            let idx = header
-                .split(',')
-                .position(|h| h.trim().trim_matches('"') == name)
-                .ok_or_else(|| Failure::input(format!("no column `{name}` in the header")))?;
-            lines
-                .map(|(i, l)| {
-                    let cell = l.split(',').nth(idx).ok_or_else(|| {
-                        Failure::input(format!("line {}: missing column `{name}`", i + 1))
-                    })?;
-                    parse_number(cell, i + 1)
-                })
-                .collect()
-        }
-    }
+/// The scores of `path` (stdin if absent or `-`) through the library's one CSV reader: one per
+/// line, or the named CSV column.
+fn read_scores(path: &Option<PathBuf>, column: Option<&str>) -> Result<Vec<f64>, Failure> {
+    Ok(match path {
+        Some(p) if p.as_os_str() != "-" => load_scores(p, column)?,
+        _ => dptune::data::read_scores(std::io::stdin().lock(), "stdin", column)?,
+    })
 }
 
 /// Refuses, before anything is read, the flags that `mechanism` does not read (each would be
@@ -284,7 +243,7 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     let mechanism: Mechanism = a.mechanism.parse()?;
     let mechanism = mechanism.as_selection()?;
     validate(&a, mechanism)?;
-    let scores = parse_scores(&read_source(&a.scores)?, a.column.as_deref())?;
+    let scores = read_scores(&a.scores, a.column.as_deref())?;
     let goal = if a.minimize {
         Goal::Minimize
     } else {
@@ -353,7 +312,11 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
             )
         }
         Mechanism::Gem => {
-            let sens = parse_scores(&read_source(&a.sensitivities)?, None)?;
+            // `validate` has checked that gem has its --sensitivities file.
+            let path = a.sensitivities.as_ref().ok_or_else(|| {
+                Failure::input("gem needs --sensitivities FILE (one per candidate)")
+            })?;
+            let sens = load_scores(path, None)?;
             let beta = a.beta.unwrap_or(0.1);
             let x = GeneralizedExponential::new(&scores, goal, &sens, eps, beta, neighbours)?;
             let (g, p) = (x.guarantee().clone(), x.probabilities());

@@ -1,16 +1,16 @@
 //! `dptune study`: how close each private tuner gets to the non-private best on a benchmark
 //! table, per method and budget; `--recommend` names the method to use under the study's model.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use dptune::select::Goal;
 use dptune::study::{
-    load_table, plot, recommend, run_study, table_from_values, Columns, ScoreModel, ScoreTable,
+    load_json_table, load_table, plot, recommend, run_study, Columns, ScoreModel, ScoreTable,
     StudyMethod, StudyOptions, StudyReport,
 };
 use dptune::Error;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::flags::ignored;
 use crate::plot_file;
@@ -86,30 +86,9 @@ pub struct StudyArgs {
     force: bool,
 }
 
-fn load(args: &StudyArgs, path: &PathBuf, goal: Goal) -> Result<ScoreTable, Failure> {
+fn load(args: &StudyArgs, path: &Path, goal: Goal) -> Result<ScoreTable, Failure> {
     if path.extension().is_some_and(|e| e == "json") {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::input(format!("cannot read {}: {e}", path.display())))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| Failure::input(format!("{}: not JSON: {e}", path.display())))?;
-        let obj = v.as_object().ok_or_else(|| {
-            Failure::input(format!(
-                "{}: expected a JSON object {{configuration: score}}",
-                path.display()
-            ))
-        })?;
-        let scores = obj
-            .iter()
-            .map(|(k, x)| {
-                x.as_f64().ok_or_else(|| {
-                    Failure::input(format!(
-                        "{}: key {k:?}: score {x} is not a number",
-                        path.display()
-                    ))
-                })
-            })
-            .collect::<Result<Vec<f64>, Failure>>()?;
-        Ok(table_from_values(scores, goal)?)
+        Ok(load_json_table(path, goal)?)
     } else {
         let score = args
             .score

@@ -103,10 +103,45 @@ impl Error {
         }
     }
 
+    /// Shorthand for [`Error::Data`]. A `reason` that quotes file content quotes it through
+    /// [`excerpt`].
+    pub fn data(location: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Data {
+            location: location.into(),
+            reason: reason.into(),
+        }
+    }
+
     /// True for refusals that protect privacy (budget, no release), as opposed to bad input.
     pub fn is_refusal(&self) -> bool {
         matches!(self, Error::BudgetExceeded { .. } | Error::NoRelease { .. })
     }
+}
+
+/// The most characters of file content that an error message quotes (see [`excerpt`]).
+pub const EXCERPT_CHARS: usize = 40;
+
+/// The one rule for quoting file content (a field, a key, a column name) in an error message:
+/// at most [`EXCERPT_CHARS`] characters, escaped (line breaks, quotes and control characters
+/// as Rust escapes, so a message stays one line), and a `…` when the text is longer.
+///
+/// Why: data files hold private records, and error messages end up in logs. An unterminated
+/// quote makes the rest of a file one field; a parser that quotes the offending field whole would
+/// print every record after it. An excerpt is enough to find the mistake; the length of what
+/// was cut is not shown either (it measures the private data after the mistake).
+pub fn excerpt(text: &str) -> String {
+    let mut out = String::new();
+    let mut shown = 0;
+    for c in text.chars() {
+        let escaped = c.escape_debug();
+        if shown + escaped.len() > EXCERPT_CHARS {
+            out.push('…');
+            return out;
+        }
+        shown += escaped.len();
+        out.extend(escaped);
+    }
+    out
 }
 
 /// Checks that `value` is finite and strictly positive.
@@ -161,5 +196,20 @@ mod tests {
         assert_eq!(check_delta("delta", 0.0), Ok(0.0));
         assert!(check_open_unit("gamma", 1.0).is_err());
         assert!(!check_delta("delta", 2.0).unwrap_err().is_refusal());
+    }
+
+    #[test]
+    fn excerpts_are_short_escaped_and_marked_when_cut() {
+        assert_eq!(excerpt("0.5"), "0.5");
+        assert_eq!(excerpt("a\"b\nc"), "a\\\"b\\nc");
+        let exact = "x".repeat(EXCERPT_CHARS);
+        assert_eq!(excerpt(&exact), exact, "exactly the limit is shown whole");
+        let long = format!("{exact}SECRET");
+        assert_eq!(excerpt(&long), format!("{exact}…"));
+        // Escapes count toward the limit: 40 line breaks show as 20 `\n`.
+        let lines = "\n".repeat(40);
+        assert_eq!(excerpt(&lines), format!("{}…", "\\n".repeat(20)));
+        let big = "y".repeat(2_000_000);
+        assert_eq!(excerpt(&big).chars().count(), EXCERPT_CHARS + 1);
     }
 }

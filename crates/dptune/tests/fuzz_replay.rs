@@ -42,6 +42,16 @@ fn csv_schema_inputs_do_not_panic() {
 }
 
 #[test]
+fn select_inputs_do_not_panic() {
+    replay("select", library::select);
+}
+
+#[test]
+fn gp_inputs_do_not_panic() {
+    replay("gp", library::gp);
+}
+
+#[test]
 fn study_inputs_do_not_panic() {
     replay("study", library::study);
 }

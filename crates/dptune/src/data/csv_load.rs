@@ -1,29 +1,17 @@
-//! Reading a CSV file under a [`Schema`]. Every error names the file and, where there is one,
-//! the line and the column.
+//! Reading a CSV file under a [`Schema`], through the one strict [`CsvReader`]. Every error
+//! names the file and, where there is one, the line and the column.
 
 use std::io::Read;
 use std::path::Path;
 
+use super::csv_reader::{open_file, CsvReader};
 use super::schema::{Feature, Label, Schema, Transform};
 use super::{Dataset, Task};
-use crate::error::{Error, Result};
+use crate::error::{excerpt, Error, Result};
 
-fn err(location: String, reason: impl Into<String>) -> Error {
-    Error::Data {
-        location,
-        reason: reason.into(),
-    }
-}
-
-/// Loads `path` (plain or `.gz`) under `schema`.
+/// Loads `path` (plain or gzip) under `schema`.
 pub fn load_csv(path: &Path, schema: &Schema) -> Result<Dataset> {
-    let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| err(name.clone(), e.to_string()))?;
-    if name.ends_with(".gz") {
-        parse_csv(flate2::read::GzDecoder::new(file), &name, schema)
-    } else {
-        parse_csv(file, &name, schema)
-    }
+    parse_csv(open_file(path)?, &path.display().to_string(), schema)
 }
 
 fn scale(v: f64, low: f64, high: f64, t: Transform) -> f64 {
@@ -39,33 +27,28 @@ fn scale(v: f64, low: f64, high: f64, t: Transform) -> f64 {
 pub fn parse_csv(reader: impl Read, source: &str, schema: &Schema) -> Result<Dataset> {
     schema
         .validate()
-        .map_err(|e| err(format!("{source}: schema"), e.to_string()))?;
-    let mut rd = csv::ReaderBuilder::new()
-        .has_headers(schema.header)
-        .flexible(true)
-        .from_reader(reader);
-    let header: Vec<String> = if schema.header {
-        rd.headers()
-            .map_err(|e| err(format!("{source} line 1"), e.to_string()))?
-            .iter()
-            .map(|h| h.trim().to_string())
-            .collect()
-    } else {
-        Vec::new()
-    };
+        .map_err(|e| Error::data(format!("{source}: schema"), e.to_string()))?;
+    let mut rd = CsvReader::new(reader, source, schema.header)?;
     let position = |column: &str, field: &str| -> Result<usize> {
         if schema.header {
-            header.iter().position(|h| h == column).ok_or_else(|| {
-                err(
+            rd.column(column).ok_or_else(|| {
+                Error::data(
                     format!("{source} line 1"),
-                    format!("the {field} column `{column}` is not in the header"),
+                    format!(
+                        "the {field} column `{}` is not in the header ({})",
+                        excerpt(column),
+                        rd.columns_list()
+                    ),
                 )
             })
         } else {
             column.parse::<usize>().map_err(|_| {
-                err(
+                Error::data(
                     format!("{source}: schema"),
-                    format!("the file has no header, so the {field} column must be a 0-based index, not `{column}`"),
+                    format!(
+                        "the file has no header, so the {field} column must be a 0-based index, not `{}`",
+                        excerpt(column)
+                    ),
                 )
             })
         }
@@ -79,67 +62,37 @@ pub fn parse_csv(reader: impl Read, source: &str, schema: &Schema) -> Result<Dat
     let dim = schema.dim();
     let mut x = Vec::new();
     let mut y = Vec::new();
-    let first_line = if schema.header { 2 } else { 1 };
-    for (i, rec) in rd.records().enumerate() {
-        let line = rec
-            .as_ref()
-            .ok()
-            .and_then(|r| r.position())
-            .map_or(i as u64 + first_line, |p| p.line());
-        let rec = rec.map_err(|e| err(format!("{source} line {line}"), e.to_string()))?;
-        let field = |col: usize, name: &str| -> Result<&str> {
-            rec.get(col).map(str::trim).ok_or_else(|| {
-                err(
-                    format!("{source} line {line}, column `{name}`"),
-                    format!("the row has {} fields, no column {}", rec.len(), col + 1),
-                )
-            })
-        };
-        let number = |col: usize, name: &str| -> Result<f64> {
-            let s = field(col, name)?;
-            match s.parse::<f64>() {
-                Ok(v) if v.is_finite() => Ok(v),
-                _ => Err(err(
-                    format!("{source} line {line}, column `{name}`"),
-                    format!("`{s}` is not a finite number"),
-                )),
-            }
-        };
+    while let Some(row) = rd.next_row()? {
         for (f, &col) in schema.features.iter().zip(&feature_cols) {
             match f {
                 Feature::Numeric {
-                    column,
                     low,
                     high,
                     transform,
-                } => x.push(scale(number(col, column)?, *low, *high, *transform)),
-                Feature::Categorical { column, values } => {
-                    let s = field(col, column)?;
-                    let k = values.iter().position(|v| v == s).ok_or_else(|| {
-                        err(
-                            format!("{source} line {line}, column `{column}`"),
-                            format!("`{s}` is not one of the declared values"),
-                        )
-                    })?;
+                    ..
+                } => x.push(scale(row.number(col)?, *low, *high, *transform)),
+                Feature::Categorical { values, .. } => {
+                    let s = row.text(col)?;
+                    let k = values
+                        .iter()
+                        .position(|v| v == s)
+                        .ok_or_else(|| row.field_error(col, "is not one of the declared values"))?;
                     x.extend((0..values.len()).map(|j| if j == k { 1.0 } else { 0.0 }));
                 }
             }
         }
         y.push(match &schema.label {
-            Label::Class { column, values } => {
-                let s = field(label_col, column)?;
+            Label::Class { values, .. } => {
+                let s = row.text(label_col)?;
                 values.iter().position(|v| v == s).ok_or_else(|| {
-                    err(
-                        format!("{source} line {line}, column `{column}`"),
-                        format!("label `{s}` is not one of the declared classes"),
-                    )
+                    row.field_error(label_col, "is not one of the declared classes")
                 })? as f64
             }
-            Label::Numeric { column, low, high } => number(label_col, column)?.clamp(*low, *high),
+            Label::Numeric { low, high, .. } => row.number(label_col)?.clamp(*low, *high),
         });
     }
     if y.is_empty() {
-        return Err(err(source.to_string(), "no data rows"));
+        return Err(Error::data(source, "no data rows"));
     }
     let task = match &schema.label {
         Label::Class { values, .. } => Task::Classification {
@@ -215,6 +168,10 @@ mod tests {
         assert!(e("a,c,y\n").contains("no data rows"));
         assert!(e("a,c,y\n5,b,yes\n").contains("column `c`"));
         assert!(e("a,c,y\n5,g,maybe\n").contains("line 2, column `y`"));
+        assert!(e("a,c,y,a\n5,g,yes,1\n").contains("`a` twice"));
+        assert!(e("a,c,y\n5,g,yes,extra\n").contains("line 2"));
+        let m = e("a,c,y\n5,g,yes\n6,\"r\n7,g,no\n");
+        assert!(m.contains("closing quote"), "{m}");
         let mut s = schema();
         s.features.clear();
         assert!(parse_csv("a\n1\n".as_bytes(), "t.csv", &s)

@@ -1,5 +1,6 @@
-//! Datasets: CSV loading with a declared schema, and the bundled datasets (UCI Adult, MNIST-5k)
-//! with their public test splits.
+//! Datasets: CSV loading with a declared schema, candidate scores, and the bundled datasets (UCI
+//! Adult, MNIST-5k) with their public test splits. Every CSV file is read by the one strict
+//! [`CsvReader`].
 //!
 //! Preprocessing uses only what the schema declares (DESIGN.md rule 5): numeric features are
 //! clipped to their declared `[low, high]` (optionally on a `log1p` scale) and mapped to [0, 1];
@@ -10,11 +11,16 @@
 
 mod bundled;
 mod csv_load;
+mod csv_reader;
 mod schema;
+mod scores;
 
 pub use bundled::{adult_schema, bundled, mnist_schema, Bundled, BUNDLED_NAMES};
 pub use csv_load::{load_csv, parse_csv};
+pub(crate) use csv_reader::open_file;
+pub use csv_reader::{CsvReader, Row};
 pub use schema::{Feature, Label, Schema, Transform};
+pub use scores::{load_scores, read_scores};
 
 /// A dataset whose records can be addressed by index (so it can be split by coins).
 pub trait Records: Sync {

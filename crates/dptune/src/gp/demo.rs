@@ -5,13 +5,16 @@
 use nalgebra::DMatrix;
 
 use super::cloaking::{CloakingCovariance, MveeConfig};
+use super::data::read_gp_data;
 use super::regression::{GpRegression, Kernel, OutputRange};
 use super::select::{SelectionConfig, Utility};
+use crate::data::CsvReader;
 use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::gaussian::gaussian_sigma;
 
 const DIABETES_CSV: &str = include_str!("../../data/diabetes.csv");
+const DIABETES_SOURCE: &str = "bundled diabetes.csv";
 
 /// Public BMI centre (WHO obesity threshold, kg/m²).
 pub const BMI_CENTRE: f64 = 30.0;
@@ -31,43 +34,28 @@ pub fn default_grid() -> Vec<f64> {
 
 /// The full diabetes table: column names and rows (442 × 11, last column `y`).
 pub fn diabetes_table() -> Result<(Vec<String>, Vec<Vec<f64>>)> {
-    let mut lines = DIABETES_CSV.lines();
-    let header: Vec<String> = lines
-        .next()
-        .unwrap_or_default()
-        .split(',')
-        .map(str::to_string)
-        .collect();
+    let mut rd = CsvReader::new(DIABETES_CSV.as_bytes(), DIABETES_SOURCE, true)?;
+    let header = rd.header().to_vec();
     let mut rows = Vec::new();
-    for (i, line) in lines.enumerate() {
-        let row = line
-            .split(',')
-            .map(|v| v.parse::<f64>())
-            .collect::<std::result::Result<Vec<f64>, _>>()
-            .map_err(|e| Error::Data {
-                location: format!("bundled diabetes.csv line {}", i + 2),
-                reason: e.to_string(),
-            })?;
-        rows.push(row);
+    while let Some(row) = rd.next_row()? {
+        rows.push(
+            (0..header.len())
+                .map(|c| row.number(c))
+                .collect::<Result<_>>()?,
+        );
     }
     Ok((header, rows))
 }
 
 /// The demo data: scaled BMI (n × 1, x = (BMI − 30)/5) and the raw outputs.
 pub fn diabetes_bmi() -> Result<(DMatrix<f64>, Vec<f64>)> {
-    let (header, rows) = diabetes_table()?;
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| Error::Data {
-                location: "bundled diabetes.csv".into(),
-                reason: format!("no column {name}"),
-            })
-    };
-    let (b, y) = (col("bmi")?, col("y")?);
-    let x = DMatrix::from_fn(rows.len(), 1, |i, _| (rows[i][b] - BMI_CENTRE) / BMI_SCALE);
-    Ok((x, rows.iter().map(|r| r[y]).collect()))
+    let d = read_gp_data(
+        DIABETES_CSV.as_bytes(),
+        DIABETES_SOURCE,
+        &["bmi".to_owned()],
+        "y",
+    )?;
+    Ok((d.x.map(|b| (b - BMI_CENTRE) / BMI_SCALE), d.y))
 }
 
 /// A random split of `n` indices into (train, test) with `test_frac` of them held out.

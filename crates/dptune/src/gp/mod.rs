@@ -9,11 +9,14 @@
 //!   data-independent sensitivity, then the exponential mechanism; [`private_gp`] selects and
 //!   predicts, reporting the total (ε_select + ε_predict, δ).
 //!
+//! * [`load_gp_data`]: the inputs and outputs from a CSV file.
+//!
 //! Threat model (DPGP.md §2): inputs are public, outputs are private and clipped into a declared
 //! public [`OutputRange`]; neighbours differ in one output (replace-one).
 
 mod cloaking;
 mod cost;
+mod data;
 pub mod demo;
 mod linalg;
 mod mechanisms;
@@ -24,6 +27,7 @@ pub use cloaking::{
     classic_c_delta, cloaked_predictions, hall_predictions, CloakingCovariance, DpPredictions,
     HallBound, MveeConfig,
 };
+pub use data::{load_gp_data, read_gp_data, GpData};
 pub use regression::{Clipped, GpRegression, Kernel, OutputRange};
 pub use select::{
     nonprivate_scores, private_gp, select_lengthscale, CandidateInfo, Folds, NonPrivateScores,

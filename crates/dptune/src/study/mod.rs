@@ -56,7 +56,10 @@ use crate::tune::runs::draw_runs;
 use crate::tune::{calibrate, exhaustive_share, Method};
 
 pub use recommend::{recommend, Ranked, Recommendation};
-pub use table::{load_table, table_from_csv, table_from_values, Columns, ScoreTable};
+pub use table::{
+    load_json_table, load_table, table_from_csv, table_from_json, table_from_values, Columns,
+    ScoreTable,
+};
 
 /// A tuner compared by the study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -1,5 +1,6 @@
 //! Benchmark tables of (configuration → validation score, test score), read from CSV (plain or
-//! gzip) or from a JSON object `{"<configuration>": score, ...}`.
+//! gzip, through the one strict [`CsvReader`]) or from a JSON object
+//! `{"<configuration>": score, ...}` (duplicate keys refused).
 //!
 //! The shipped HPO tables carry one validation column per seed and no test column
 //! (`crates/dptune/data/PROVENANCE.md`). By default the study selects on one seed's column and
@@ -8,9 +9,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use flate2::read::GzDecoder;
-
-use crate::error::{Error, Result};
+use crate::data::CsvReader;
+use crate::error::{excerpt, Error, Result};
 use crate::select::Goal;
 
 /// Validation and test scores of every configuration of a table, in table units.
@@ -112,34 +112,86 @@ pub struct Columns {
     pub goal: Goal,
 }
 
-fn data_err(location: impl Into<String>, reason: impl Into<String>) -> Error {
-    Error::Data {
-        location: location.into(),
-        reason: reason.into(),
-    }
-}
-
-/// Reads a file, transparently gunzipping it when it starts with the gzip magic bytes.
-fn read_text(path: &Path) -> Result<String> {
-    let loc = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| data_err(&loc, e.to_string()))?;
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut s = String::new();
-        GzDecoder::new(&bytes[..])
-            .read_to_string(&mut s)
-            .map_err(|e| data_err(&loc, format!("gzip: {e}")))?;
-        Ok(s)
-    } else {
-        String::from_utf8(bytes).map_err(|e| data_err(&loc, format!("not UTF-8: {e}")))
-    }
-}
-
-/// Loads a CSV table (plain or gzip) with a header line, selected by `columns`. (A JSON object
-/// of scores, such as the Papernot–Steinke `lr_acc.json`, is parsed by the caller and passed
-/// to [`table_from_values`].)
+/// Loads a CSV table (plain or gzip) with a header line, selected by `columns`, through the one
+/// strict [`CsvReader`]. (A JSON object of scores, such as the Papernot–Steinke `lr_acc.json`,
+/// is read by [`load_json_table`].)
 pub fn load_table(path: &Path, columns: &Columns) -> Result<ScoreTable> {
-    let text = read_text(path)?;
-    table_from_csv(&text, &path.display().to_string(), columns)
+    let mut rd = CsvReader::open(path, true)?;
+    table_from_reader(&mut rd, columns)
+}
+
+/// Loads a JSON object `{"<configuration>": score, ...}`; see [`table_from_json`].
+pub fn load_json_table(path: &Path, goal: Goal) -> Result<ScoreTable> {
+    let location = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| Error::data(&location, e.to_string()))?;
+    table_from_json(&bytes, &location, goal)
+}
+
+/// A JSON object `{"<configuration>": score, ...}` as a table of single scores
+/// ([`table_from_values`]), in the order of its keys as `serde_json` maps them. Every score
+/// must be a number, and a key given twice is refused (`serde_json` would keep the last).
+/// Messages quote keys through [`excerpt`] and never quote a value.
+pub fn table_from_json(bytes: &[u8], location: &str, goal: Goal) -> Result<ScoreTable> {
+    let not_json = |e: serde_json::Error| {
+        // A syntax error's message names a position and never the input; a data error from
+        // the visitor below is one of ours.
+        Error::data(location, format!("not a JSON table: {e}"))
+    };
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(not_json)?;
+    let serde_json::Value::Object(obj) = value else {
+        return Err(Error::data(
+            location,
+            "expected a JSON object {configuration: score}",
+        ));
+    };
+    serde_json::from_slice::<DistinctKeys>(bytes).map_err(not_json)?;
+    let scores = obj
+        .iter()
+        .map(|(k, v)| {
+            v.as_f64().ok_or_else(|| {
+                Error::data(
+                    location,
+                    format!("the score of key `{}` is not a number", excerpt(k)),
+                )
+            })
+        })
+        .collect::<Result<Vec<f64>>>()?;
+    table_from_values(scores, goal).map_err(|e| match e {
+        Error::InvalidParameter { reason, .. } => Error::data(location, reason),
+        e => e,
+    })
+}
+
+/// A JSON object whose keys are distinct (values are skipped): read only to refuse duplicates.
+struct DistinctKeys;
+
+impl<'de> serde::Deserialize<'de> for DistinctKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = DistinctKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<DistinctKeys, A::Error> {
+                let mut seen = std::collections::HashSet::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    if let Some(key) = seen.replace(key) {
+                        return Err(serde::de::Error::custom(format!(
+                            "key `{}` appears twice",
+                            excerpt(&key)
+                        )));
+                    }
+                }
+                Ok(DistinctKeys)
+            }
+        }
+        d.deserialize_map(Keys)
+    }
 }
 
 /// A table with a single score per configuration: validation = test = the value (regret is
@@ -170,48 +222,46 @@ fn split_seed(name: &str) -> Option<(&str, u32)> {
     Some((&name[..at], k))
 }
 
-/// CSV with a header; see [`Columns`] for how the columns are chosen.
-pub fn table_from_csv(text: &str, location: &str, columns: &Columns) -> Result<ScoreTable> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_reader(text.as_bytes());
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| data_err(location, format!("header: {e}")))?
-        .iter()
-        .map(str::to_owned)
-        .collect();
+/// CSV with a header read from `reader` (`location` names it in errors); see [`Columns`] for
+/// how the columns are chosen.
+pub fn table_from_csv(reader: impl Read, location: &str, columns: &Columns) -> Result<ScoreTable> {
+    table_from_reader(&mut CsvReader::new(reader, location, true)?, columns)
+}
+
+fn table_from_reader<R: Read>(rd: &mut CsvReader<R>, columns: &Columns) -> Result<ScoreTable> {
+    let location = rd.source().to_owned();
+    let header = rd.header().to_vec();
     let missing = |name: &str| {
-        data_err(
-            location,
+        Error::data(
+            &location,
             format!(
-                "no column `{name}` (nor per-seed columns `{name}_seed<k>`); columns are: {}",
-                header.join(", ")
+                "no column `{0}` (nor per-seed columns `{0}_seed<k>`); columns are: {1}",
+                excerpt(name),
+                rd.columns_list()
             ),
         )
     };
     // Resolve the validation column and the default test columns.
-    let (val_idx, default_test): (usize, Vec<usize>) =
-        if let Some(i) = header.iter().position(|h| *h == columns.score) {
-            let others = split_seed(&columns.score)
-                .map(|(base, k)| {
-                    seed_columns(&header, base)
-                        .into_iter()
-                        .filter(|&(j, _)| j != k)
-                        .map(|(_, c)| c)
-                        .collect()
-                })
-                .unwrap_or_default();
-            (i, others)
-        } else {
-            let seeds = seed_columns(&header, &columns.score);
-            if seeds.is_empty() {
-                return Err(missing(&columns.score));
-            }
-            (seeds[0].1, seeds[1..].iter().map(|&(_, c)| c).collect())
-        };
+    let (val_idx, default_test): (usize, Vec<usize>) = if let Some(i) = rd.column(&columns.score) {
+        let others = split_seed(&columns.score)
+            .map(|(base, k)| {
+                seed_columns(&header, base)
+                    .into_iter()
+                    .filter(|&(j, _)| j != k)
+                    .map(|(_, c)| c)
+                    .collect()
+            })
+            .unwrap_or_default();
+        (i, others)
+    } else {
+        let seeds = seed_columns(&header, &columns.score);
+        if seeds.is_empty() {
+            return Err(missing(&columns.score));
+        }
+        (seeds[0].1, seeds[1..].iter().map(|&(_, c)| c).collect())
+    };
     let test_idx: Vec<usize> = match &columns.test {
-        Some(t) => match header.iter().position(|h| h == t) {
+        Some(t) => match rd.column(t) {
             Some(i) => vec![i],
             None => {
                 let s: Vec<usize> = seed_columns(&header, t).into_iter().map(|x| x.1).collect();
@@ -223,45 +273,27 @@ pub fn table_from_csv(text: &str, location: &str, columns: &Columns) -> Result<S
         },
         None => {
             if default_test.is_empty() {
-                return Err(data_err(
-                    location,
+                return Err(Error::data(
+                    &location,
                     format!(
                         "`{}` has no other seeds to measure regret on; name a test column with \
                          --test-score (it may be the score column itself)",
-                        header[val_idx]
+                        excerpt(&header[val_idx])
                     ),
                 ));
             }
             default_test
         }
     };
-    let mut validation = Vec::new();
-    let mut test = Vec::new();
-    for (r, rec) in rdr.records().enumerate() {
-        let line = r + 2;
-        let rec = rec.map_err(|e| data_err(format!("{location}:{line}"), e.to_string()))?;
-        let num = |c: usize| -> Result<f64> {
-            let f = rec.get(c).unwrap_or("");
-            f.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| {
-                    data_err(
-                        format!("{location}:{line}"),
-                        format!("column `{}`: {f:?} is not a finite number", header[c]),
-                    )
-                })
-        };
-        validation.push(num(val_idx)?);
-        let mut s = 0.0;
-        for &c in &test_idx {
-            s += num(c)?;
-        }
-        test.push(s / test_idx.len() as f64);
-    }
+    let mut cols = vec![val_idx];
+    cols.extend(&test_idx);
+    let values = rd.numeric_columns(&cols)?;
+    let validation = values[0].clone();
+    let test = (0..validation.len())
+        .map(|r| values[1..].iter().fold(0.0, |s, c| s + c[r]) / test_idx.len() as f64)
+        .collect();
     let mut t = ScoreTable::new(validation, test, columns.goal).map_err(|e| match e {
-        Error::InvalidParameter { reason, .. } => data_err(location, reason),
+        Error::InvalidParameter { reason, .. } => Error::data(&location, reason),
         e => e,
     })?;
     t.validation_source = header[val_idx].clone();
@@ -296,30 +328,86 @@ mod tests {
 
     #[test]
     fn seeds_default_to_seed_zero_and_the_mean_of_the_others() {
-        let t = table_from_csv(CSV, "t", &cols("acc", None)).unwrap();
+        let t = table_from_csv(CSV.as_bytes(), "t", &cols("acc", None)).unwrap();
         assert_eq!(t.validation, vec![0.5, 0.9]);
         assert!((t.test[0] - 0.65).abs() < 1e-12 && (t.test[1] - 0.2).abs() < 1e-12);
-        let t = table_from_csv(CSV, "t", &cols("acc_seed1", None)).unwrap();
+        let t = table_from_csv(CSV.as_bytes(), "t", &cols("acc_seed1", None)).unwrap();
         assert_eq!(t.validation, vec![0.6, 0.1]);
         assert!((t.test[0] - 0.6).abs() < 1e-12);
-        let t = table_from_csv(CSV, "t", &cols("acc_seed1", Some("acc_seed1"))).unwrap();
+        let t = table_from_csv(CSV.as_bytes(), "t", &cols("acc_seed1", Some("acc_seed1"))).unwrap();
         assert_eq!(t.test, t.validation);
     }
 
     #[test]
     fn bad_tables_are_data_errors() {
-        let e = table_from_csv(CSV, "t", &cols("loss", None)).unwrap_err();
+        let e = table_from_csv(CSV.as_bytes(), "t", &cols("loss", None)).unwrap_err();
         assert!(e.to_string().contains("no column `loss`"), "{e}");
         let e = table_from_csv(
-            "a,s_seed0,s_seed1\n1,x,0.2\n2,0.1,0.2\n",
+            "a,s_seed0,s_seed1\n1,x,0.2\n2,0.1,0.2\n".as_bytes(),
             "t",
             &cols("s", None),
         )
         .unwrap_err();
         assert!(e.to_string().contains("not a finite number"), "{e}");
-        let e = table_from_csv("s_seed0,s_seed1\n0.1,0.2\n", "t", &cols("s", None)).unwrap_err();
+        let e = table_from_csv(
+            "s_seed0,s_seed1\n0.1,0.2\n".as_bytes(),
+            "t",
+            &cols("s", None),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("at least 2"), "{e}");
         let e = table_from_values(vec![1.0], Goal::Maximize).unwrap_err();
         assert!(e.to_string().contains("at least 2"), "{e}");
+    }
+
+    #[test]
+    fn csv_tables_are_read_strictly() {
+        let csv = |text: &str| table_from_csv(text.as_bytes(), "t", &cols("acc", None));
+        let t = csv("\u{feff}acc_seed0,acc_seed1\n0.5,0.6\n0.9,0.1\n").unwrap();
+        assert_eq!(
+            t.validation,
+            vec![0.5, 0.9],
+            "a byte order mark hides no name"
+        );
+        let e = csv("acc_seed0,acc_seed1\n0.5,0.6\n0.9,0.1,0.7\n").unwrap_err();
+        assert!(
+            e.to_string().contains("t line 3") && e.to_string().contains("3 fields"),
+            "{e}"
+        );
+        let e = csv("acc_seed0,acc_seed1,acc_seed1\n0.5,0.6,0.7\n0.9,0.1,0.2\n").unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
+    }
+
+    #[test]
+    fn json_tables_refuse_duplicate_keys_and_non_numbers() {
+        let json = |text: &str| table_from_json(text.as_bytes(), "t.json", Goal::Maximize);
+        let t = json(r#"{"b": 0.2, "a": 0.1, "c": 3}"#).unwrap();
+        assert_eq!(t.len(), 3);
+        let e = json(r#"{"a": 0.1, "b": 0.2, "a": 0.3}"#).unwrap_err();
+        assert!(matches!(e, Error::Data { .. }), "{e}");
+        assert!(e.to_string().contains("key `a` appears twice"), "{e}");
+        // The same key spelled with an escape is the same key.
+        let e = json(r#"{"a": 0.1, "\u0061": 0.3}"#).unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
+        let secret = "s".repeat(10_000);
+        let e = json(&format!(r#"{{"a": 0.1, "b": "{secret}"}}"#)).unwrap_err();
+        assert!(
+            e.to_string().contains("key `b`") && e.to_string().len() < 200,
+            "{e}"
+        );
+        let e = json(&format!(r#""{secret}""#)).unwrap_err();
+        assert!(
+            e.to_string().contains("JSON object") && e.to_string().len() < 200,
+            "{e}"
+        );
+        let e = json(&format!(r#"{{"a": 0.1, "b": "{secret}"#)).unwrap_err();
+        assert!(
+            e.to_string().contains("not a JSON table") && e.to_string().len() < 200,
+            "{e}"
+        );
+        assert!(json(r#"{"a": 0.1}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("at least 2"));
     }
 }
