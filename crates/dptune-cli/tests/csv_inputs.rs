@@ -86,7 +86,7 @@ fn select_refuses_extra_fields_and_duplicate_names() {
     let f = tmp("dup.csv", "score,name,score\n0.1,a,0.2\n");
     refused(select_column(&f, &[]), &["`score` twice"]);
     let f = tmp("nocol.csv", "name,acc\na,0.1\n");
-    refused(select_column(&f, &[]), &["`column`", "name, acc"]);
+    refused(select_column(&f, &[]), &["`--column`", "name, acc"]);
 }
 
 /// 2 MB of records after an opening quote that is never closed.

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 mod cli;
 use cli::{dptune, temp_file};
 
-/// Runs `dptune args`, asserts exit 2 within `seconds` and that stderr names `parameter`;
-/// returns stderr.
+/// Runs `dptune args`, asserts exit 2 within `seconds` and that stderr names `parameter` (as
+/// the flag the user typed, `--parameter`, where it is one); returns stderr.
 fn refused(args: &[&str], parameter: &str, seconds: u64) -> String {
     let start = Instant::now();
     let out = dptune(args);
@@ -17,7 +17,7 @@ fn refused(args: &[&str], parameter: &str, seconds: u64) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(
-        stderr.contains(&format!("`{parameter}`")),
+        stderr.contains(&format!("`--{parameter}`")) || stderr.contains(&format!("`{parameter}`")),
         "{args:?}: {stderr}"
     );
     assert!(
