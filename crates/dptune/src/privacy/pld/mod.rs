@@ -132,7 +132,7 @@ impl Pld {
         config.check()?;
         let s = 1.0 / sensitivity_up(sigma, sensitivity, "sigma")?;
         Ok(Self::symmetric(
-            mechanisms::gaussian(s, &config, false),
+            mechanisms::gaussian(s, &config, false).map_err(|e| e.refuse("sigma", sigma))?,
             neighbours,
             config,
         ))
@@ -148,7 +148,7 @@ impl Pld {
         config.check()?;
         let r = sensitivity_up(b, sensitivity, "b")?;
         Ok(Self::symmetric(
-            mechanisms::laplace(r, &config, false),
+            mechanisms::laplace(r, &config, false).map_err(|e| e.refuse("b", b))?,
             neighbours,
             config,
         ))
@@ -168,7 +168,7 @@ impl Pld {
             return Err(Error::invalid("sigma", sigma, "must be <= 1e6"));
         }
         Ok(Self::symmetric(
-            mechanisms::discrete_gaussian(sigma, d, &config),
+            mechanisms::discrete_gaussian(sigma, d, &config).map_err(|e| e.refuse("sigma", sigma))?,
             neighbours,
             config,
         ))
@@ -188,7 +188,7 @@ impl Pld {
             return Err(Error::invalid("sensitivity", d, "must be <= 1e6"));
         }
         Ok(Self::symmetric(
-            mechanisms::discrete_laplace(t, d, &config),
+            mechanisms::discrete_laplace(t, d, &config).map_err(|e| e.refuse("t", t))?,
             neighbours,
             config,
         ))
@@ -207,7 +207,7 @@ impl Pld {
             return Err(Error::invalid("k", k, "must be >= 2"));
         }
         Ok(Self::symmetric(
-            mechanisms::randomized_response(eps, k, &config),
+            mechanisms::randomized_response(eps, k, &config).map_err(|e| e.refuse("eps", eps))?,
             neighbours,
             config,
         ))
@@ -224,7 +224,7 @@ impl Pld {
         check_positive("eps", eps)?;
         check_delta("delta", delta)?;
         Ok(Self::symmetric(
-            mechanisms::approx(eps, delta, &config),
+            mechanisms::approx(eps, delta, &config).map_err(|e| e.refuse("eps", eps))?,
             neighbours,
             config,
         ))
@@ -262,6 +262,8 @@ impl Pld {
             || mechanisms::subsampled_gaussian_remove(q, s, &config, false),
             || mechanisms::subsampled_gaussian_add(q, s, &config, false),
         );
+        let refuse = |e: pmf::GridTooLarge| e.refuse("sigma", sigma);
+        let (remove, add) = (remove.map_err(refuse)?, add.map_err(refuse)?);
         Ok(Self {
             neighbours: Neighbours::AddRemove,
             config,
@@ -278,7 +280,8 @@ impl Pld {
         if q == 1.0 {
             return Self::laplace(b, sensitivity, Neighbours::AddRemove, config);
         }
-        let (remove, add) = mechanisms::subsampled_laplace(q, r, &config, false);
+        let (remove, add) =
+            mechanisms::subsampled_laplace(q, r, &config, false).map_err(|e| e.refuse("b", b))?;
         Ok(Self {
             neighbours: Neighbours::AddRemove,
             config,
