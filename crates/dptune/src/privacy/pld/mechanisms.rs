@@ -28,12 +28,7 @@ fn width(tail: f64) -> f64 {
 /// What a mechanism's discretisation returns: its law, or the grid it would need.
 type Discretised = Result<LossPmf, GridTooLarge>;
 
-fn builder(
-    cfg: &PldConfig,
-    from: f64,
-    to: f64,
-    optimistic: bool,
-) -> Result<Builder, GridTooLarge> {
+fn builder(cfg: &PldConfig, from: f64, to: f64, optimistic: bool) -> Result<Builder, GridTooLarge> {
     #[cfg_attr(not(test), allow(unused_mut))]
     let mut b = Builder::new(cfg.interval, from, to)?;
     #[cfg(test)]

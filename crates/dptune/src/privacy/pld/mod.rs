@@ -168,7 +168,8 @@ impl Pld {
             return Err(Error::invalid("sigma", sigma, "must be <= 1e6"));
         }
         Ok(Self::symmetric(
-            mechanisms::discrete_gaussian(sigma, d, &config).map_err(|e| e.refuse("sigma", sigma))?,
+            mechanisms::discrete_gaussian(sigma, d, &config)
+                .map_err(|e| e.refuse("sigma", sigma))?,
             neighbours,
             config,
         ))

@@ -311,7 +311,8 @@ impl LossPmf {
         }
         let (lo, hi, above_bound) = self.chernoff(t, tail);
         // In f64: the window of an astronomical `t` does not fit an i64 difference.
-        let width = GridTooLarge::check(hi as f64 - lo as f64 + 1.0).map_err(|e| e.refuse("times", t))?;
+        let width =
+            GridTooLarge::check(hi as f64 - lo as f64 + 1.0).map_err(|e| e.refuse("times", t))?;
         let n = width.max(self.len()).next_power_of_two();
         let mut buf = zeros(n).map_err(|e| e.refuse("times", t))?;
         let (fwd, inv) = plans(n);
@@ -326,8 +327,8 @@ impl LossPmf {
         let mut probs = inverse(&*inv, &mut spec, n)?;
         // Circular index i holds the absolute indices ≡ t·offset + i (mod n); unwrap onto
         // [lo, lo + n): index j of the result is circular index j + shift (mod n).
-        let shift = (i128::from(lo) - i128::from(t) * i128::from(self.offset))
-            .rem_euclid(n as i128) as usize;
+        let shift = (i128::from(lo) - i128::from(t) * i128::from(self.offset)).rem_euclid(n as i128)
+            as usize;
         probs.rotate_left(shift);
         let tf = t as f64;
         let (a1, a2) = self.norms();

@@ -274,7 +274,9 @@ fn the_gaussian_shortcut_checks_its_parameters_like_the_single_mechanism() {
 #[test]
 fn grids_too_large_to_hold_are_refused_naming_the_parameter() {
     let named = |r: Result<Pld>, name: &str| match r {
-        Err(Error::InvalidParameter { name: n, reason, .. }) => {
+        Err(Error::InvalidParameter {
+            name: n, reason, ..
+        }) => {
             assert_eq!(n, name, "{reason}");
             assert!(reason.contains("grid points are held"), "{reason}");
         }
@@ -283,10 +285,16 @@ fn grids_too_large_to_hold_are_refused_naming_the_parameter() {
     let c = cfg();
     named(Pld::subsampled_gaussian(0.01, 1e-3, 1.0, c), "sigma");
     named(Pld::subsampled_gaussian(1.0, 1e-3, 1.0, c), "sigma");
-    named(Pld::gaussian(1e-300, 1.0, Neighbours::AddRemove, c), "sigma");
+    named(
+        Pld::gaussian(1e-300, 1.0, Neighbours::AddRemove, c),
+        "sigma",
+    );
     named(Pld::laplace(1e-300, 1.0, Neighbours::AddRemove, c), "b");
     named(Pld::subsampled_laplace(0.5, 1e-300, 1.0, c), "b");
-    named(Pld::discrete_laplace(1e-300, 1.0, Neighbours::AddRemove, c), "t");
+    named(
+        Pld::discrete_laplace(1e-300, 1.0, Neighbours::AddRemove, c),
+        "t",
+    );
     named(Pld::pure(1e300, Neighbours::AddRemove, c), "eps");
     named(Pld::approx(1e300, 1e-6, Neighbours::AddRemove, c), "eps");
     // A grid that is fine for one step but not for 1e9 of them (q = 1: no subsampling).
@@ -307,7 +315,14 @@ fn the_grid_size_check_cannot_overflow() {
     use super::pmf::{GridTooLarge, MAX_POINTS};
     assert_eq!(GridTooLarge::check(5.0), Ok(5));
     assert_eq!(GridTooLarge::check(MAX_POINTS as f64), Ok(MAX_POINTS));
-    for bad in [MAX_POINTS as f64 + 1.0, f64::INFINITY, f64::NAN, 0.0, -3.0, 1e300] {
+    for bad in [
+        MAX_POINTS as f64 + 1.0,
+        f64::INFINITY,
+        f64::NAN,
+        0.0,
+        -3.0,
+        1e300,
+    ] {
         assert!(GridTooLarge::check(bad).is_err(), "{bad}");
     }
 }
