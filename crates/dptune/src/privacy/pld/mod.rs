@@ -421,13 +421,16 @@ pub fn dpsgd_pld(q: f64, z: f64, steps: u64, config: PldConfig) -> Result<Pld> {
 
 /// The smallest noise multiplier z (to relative precision 1e-4, rounded up) such that `steps`
 /// DP-SGD steps at rate q are (ε, δ)-DP by PLD. ε(z) decreases in z, so a bisection on the
-/// verified predicate "ε(z) ≤ target" returns a z for which it holds.
+/// verified predicate "ε(z) ≤ target" returns a z for which it holds. A z whose PLD needs more
+/// grid points than are held counts as not verified (the search moves up, never down, so the
+/// returned z is still one at which the predicate was checked).
 pub fn calibrate_dpsgd_noise(q: f64, steps: u64, eps: f64, delta: f64) -> Result<f64> {
     check_positive("epsilon", eps)?;
     let fits = |z: f64| -> Result<bool> {
         match dpsgd_epsilon(q, z, steps, delta) {
             Ok(e) => Ok(e <= eps),
             Err(Error::Conversion { .. }) => Ok(false),
+            Err(e) if pmf::GridTooLarge::is_refusal(&e) => Ok(false),
             Err(e) => Err(e),
         }
     };

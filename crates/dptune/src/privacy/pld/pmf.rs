@@ -81,6 +81,13 @@ impl GridTooLarge {
         }
     }
 
+    /// Whether `e` is this refusal (whatever parameter it names).
+    pub(super) fn is_refusal(e: &Error) -> bool {
+        matches!(e, Error::InvalidParameter { reason, .. } if reason.contains(Self::HELD))
+    }
+
+    const HELD: &'static str = "grid points are held";
+
     /// The refusal, naming the parameter `name` = `value` that drives the loss window.
     pub(super) fn refuse(self, name: &'static str, value: impl std::fmt::Display) -> Error {
         let needs = if self.points.is_finite() {
@@ -92,9 +99,9 @@ impl GridTooLarge {
             name,
             value,
             format!(
-                "the privacy loss distribution would need {needs}, and at most {MAX_POINTS} \
-                 grid points are held (more noise, fewer compositions or a coarser grid interval \
-                 would fit)"
+                "the privacy loss distribution would need {needs}, and at most {MAX_POINTS} {} \
+                 (more noise, fewer compositions or a coarser grid interval would fit)",
+                Self::HELD
             ),
         )
     }
