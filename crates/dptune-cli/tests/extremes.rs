@@ -495,3 +495,33 @@ fn the_check_tells_a_refusal_from_a_panic_a_signal_and_a_hang() {
         .collect();
     assert_eq!(verdict(run(&words, "")), None);
 }
+
+/// The two panics issue 17 named: a capacity overflow sizing the PLD grid, and nalgebra's
+/// eigendecomposition of an empty matrix in the GP. Both are now refusals naming the flag.
+#[test]
+fn the_named_panics_are_refusals_naming_the_flag() {
+    let cases: [(&[&str], &str); 2] = [
+        (
+            &[
+                "account",
+                "dpsgd",
+                "--noise-multiplier",
+                "1e-3",
+                "--sampling-rate",
+                "0.01",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+            ],
+            "--noise-multiplier",
+        ),
+        (&["gp", "--noise-ratio", "1e300"], "--noise-ratio"),
+    ];
+    for (args, flag) in cases {
+        let out = cli::dptune(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
