@@ -267,14 +267,34 @@ fn scale_inputs(
     Ok((x, maps[0].0, maps[0].1, note))
 }
 
+/// The σ_f accepted: its square and every product with the kernel's other public constants stay
+/// far inside the normal f64 range, so no matrix built from them overflows or underflows.
+const SIGNAL_SD: (f64, f64) = (1e-50, 1e50);
+
+/// The σ_n²/σ_f² accepted. Outside it double precision stops carrying the model: above, the
+/// prediction matrix shrinks like σ_f²/σ_n² until it is numerically zero (at 1e300 it was, and
+/// an eigendecomposition of its empty range panicked); below, K + σ_n²I has a condition number
+/// up to n/ratio, past what a Cholesky factorisation resolves for the row counts the GP takes.
+const NOISE_RATIO: (f64, f64) = (1e-8, 1e8);
+
+fn in_range(name: &'static str, value: f64, (lo, hi): (f64, f64)) -> Result<(), Failure> {
+    if (lo..=hi).contains(&value) {
+        Ok(())
+    } else {
+        Err(dptune::Error::invalid(name, value, format!("must lie in [{lo:e}, {hi:e}]")).into())
+    }
+}
+
 /// Refuses, before anything is read, public parameters that the library would only see after a
 /// transformation (σ_f enters squared, so a negative value would pass as its square), and
 /// `--folds` where no folds are used.
 fn validate(args: &GpArgs) -> Result<(), Failure> {
     if let Some(sd) = args.signal_sd {
         check_positive("signal_sd", sd)?;
+        in_range("signal_sd", sd, SIGNAL_SD)?;
     }
     check_positive("noise_ratio", args.noise_ratio)?;
+    in_range("noise_ratio", args.noise_ratio, NOISE_RATIO)?;
     if args.folds.is_some() && matches!(args.utility, UtilityArg::Lml) {
         return Err(ignored(
             "--folds",
@@ -294,6 +314,10 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     let progress = Progress::new("dptune gp");
     progress.stage("reading data");
     let data = load(&args)?;
+    // σ_f defaults to a quarter of the declared (public) output range's width.
+    if args.signal_sd.is_none() {
+        in_range("range", data.signal_sd, SIGNAL_SD)?;
+    }
     let grid = args.lengthscales.clone().unwrap_or_else(demo::default_grid);
     let signal_var = data.signal_sd * data.signal_sd;
     let cfg = SelectionConfig {

@@ -77,12 +77,22 @@ fn reduced_coordinates(c: &DMatrix<f64>, rank_tol: f64) -> DMatrix<f64> {
     let tol2 = rank_tol * rank_tol;
     let q = range_basis(&(c * c.transpose()), tol2);
     let c0 = q.transpose() * c;
+    if c0.nrows() == 0 {
+        // A numerically zero C has an empty range (the caller refuses it); nalgebra's
+        // eigendecomposition panics on an empty matrix.
+        return c0;
+    }
     let g = &c0 * c0.transpose();
     // Any invertible whitening gives the same weights; a Cholesky factor of c0·c0ᵀ costs far less
     // than its eigendecomposition, which remains the fallback when c0·c0ᵀ is too ill-conditioned
     // for Cholesky (it then drops the directions below rank_tol).
     if let Ok(f) = chol_inv(&g, "reduced Gram matrix") {
         return &f.l_inv * c0;
+    }
+    if g.iter().any(|v| !v.is_finite()) {
+        // Unreachable from finite C (the caller checks), and nalgebra's eigendecomposition
+        // would not terminate or panic on it: no directions are kept, and the caller refuses.
+        return DMatrix::zeros(0, c0.ncols());
     }
     let eig = g.symmetric_eigen();
     let top = eig.eigenvalues.iter().cloned().fold(0.0, f64::max);
@@ -469,6 +479,30 @@ pub fn hall_predictions(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 17: `gp --noise-ratio 1e300` made the prediction matrix numerically zero; its range
+    /// was empty and nalgebra's eigendecomposition of the empty Gram matrix panicked. Now the
+    /// empty range is returned and refused as a numerical error (C depends on the public inputs
+    /// and constants only, never on the outputs).
+    #[test]
+    fn a_numerically_zero_prediction_matrix_is_an_error_not_a_panic() {
+        let cfg = MveeConfig::default();
+        for c in [DMatrix::zeros(3, 5), DMatrix::from_element(3, 5, 1e-300)] {
+            assert_eq!(reduced_coordinates(&c, cfg.rank_tol).nrows(), 0);
+            match mvee_weights(&c, &cfg) {
+                Err(Error::Numerical { reason, .. }) => {
+                    assert!(reason.contains("numerically zero"), "{reason}")
+                }
+                other => panic!("expected a numerical error, got {other:?}"),
+            }
+        }
+        let mut inf = DMatrix::from_element(2, 4, 1.0);
+        inf[(0, 1)] = f64::INFINITY;
+        assert!(matches!(
+            mvee_weights(&inf, &cfg),
+            Err(Error::Numerical { .. })
+        ));
+    }
 
     fn toy(n: usize, ns: usize) -> (DMatrix<f64>, Vec<f64>, DMatrix<f64>) {
         let x = DMatrix::from_fn(n, 1, |i, _| i as f64 * 4.0 / n as f64 - 2.0);

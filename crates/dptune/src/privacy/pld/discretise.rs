@@ -16,7 +16,8 @@
 //! Quadrature and special functions are charged [`QUADRATURE_ERROR`] per unit of mass (the
 //! tests check the discretised total mass against the closed form far inside that allowance).
 
-use super::pmf::LossPmf;
+use super::pmf::{GridTooLarge, LossPmf};
+use crate::resources::try_filled;
 
 /// L1 error allowance per unit of mass for quadrature and special-function evaluation.
 pub(super) const QUADRATURE_ERROR: f64 = 1e-13;
@@ -71,19 +72,24 @@ pub(super) struct Builder {
 }
 
 impl Builder {
-    /// A window covering the losses [from, to] on the grid of width `h`.
-    pub fn new(h: f64, from: f64, to: f64) -> Self {
-        let lo = (from / h).floor() as i64 - 1;
-        let hi = (to / h).ceil() as i64 + 1;
-        Self {
+    /// A window covering the losses [from, to] on the grid of width `h`; refused (before
+    /// anything is allocated) when the window is not finite or needs more than
+    /// [`MAX_POINTS`](super::pmf::MAX_POINTS) grid points, as a mechanism with very little
+    /// noise or a very fine grid asks for.
+    pub fn new(h: f64, from: f64, to: f64) -> Result<Self, GridTooLarge> {
+        let (lo, hi) = ((from / h).floor() - 1.0, (to / h).ceil() + 1.0);
+        let points = GridTooLarge::check(hi - lo + 1.0)?;
+        Ok(Self {
             h,
-            lo,
-            probs: vec![0.0; (hi - lo + 1) as usize],
+            lo: lo as i64,
+            probs: try_filled(points, 0.0, "interval", h).map_err(|_| GridTooLarge {
+                points: points as f64,
+            })?,
             inf: 0.0,
             inv_gap: (1.0 / -(-h).exp_m1()) * (1.0 + 4.0 * U),
             #[cfg(test)]
             optimistic: false,
-        }
+        })
     }
 
     /// P-mass `mass` at loss `loss` (+∞ allowed).

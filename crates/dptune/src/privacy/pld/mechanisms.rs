@@ -6,7 +6,7 @@
 //! mechanism whose pair is symmetric the two laws coincide and only one is kept.
 
 use super::discretise::{Builder, Segment};
-use super::pmf::LossPmf;
+use super::pmf::{GridTooLarge, LossPmf};
 use super::PldConfig;
 use crate::privacy::gaussian::log_ndtr;
 
@@ -25,27 +25,30 @@ fn width(tail: f64) -> f64 {
     (-2.0 * tail.ln()).sqrt()
 }
 
-fn builder(cfg: &PldConfig, from: f64, to: f64, optimistic: bool) -> Builder {
+/// What a mechanism's discretisation returns: its law, or the grid it would need.
+type Discretised = Result<LossPmf, GridTooLarge>;
+
+fn builder(cfg: &PldConfig, from: f64, to: f64, optimistic: bool) -> Result<Builder, GridTooLarge> {
     #[cfg_attr(not(test), allow(unused_mut))]
-    let mut b = Builder::new(cfg.interval, from, to);
+    let mut b = Builder::new(cfg.interval, from, to)?;
     #[cfg(test)]
     {
         b.optimistic = optimistic;
     }
     #[cfg(not(test))]
     let _ = optimistic;
-    b
+    Ok(b)
 }
 
 /// Gaussian noise N(0, s²) on a sensitivity-1 query (s = σ/Δ): P = N(1, s²), Q = N(0, s²),
 /// L(o) = (2o − 1)/(2s²), i.e. L ~ N(μ, 2μ) with μ = 1/(2s²) (THEORY.md §16a; Balle & Wang
 /// 2018, arXiv 1805.06530, Thm. 8 for the exact profile this reproduces at the grid points).
-pub(super) fn gaussian(s: f64, cfg: &PldConfig, optimistic: bool) -> LossPmf {
+pub(super) fn gaussian(s: f64, cfg: &PldConfig, optimistic: bool) -> Discretised {
     let c = width(cfg.tail);
     let two_s2 = 2.0 * s * s;
     let loss = |o: f64| (2.0 * o - 1.0) / two_s2;
     let (lo, hi) = (1.0 - c * s, 1.0 + c * s);
-    let mut b = builder(cfg, loss(lo), loss(hi), optimistic);
+    let mut b = builder(cfg, loss(lo), loss(hi), optimistic)?;
     b.segment(&Segment {
         lo,
         hi,
@@ -56,13 +59,13 @@ pub(super) fn gaussian(s: f64, cfg: &PldConfig, optimistic: bool) -> LossPmf {
     });
     b.atom(ndtr(-c), loss(lo));
     b.atom(ndtr(-c), f64::INFINITY);
-    b.finish()
+    Ok(b.finish())
 }
 
 /// Laplace noise with scale b on a sensitivity-Δ query, r = Δ/b, in units of b: P = Lap(r, 1),
 /// Q = Lap(0, 1); L = −r for o ≤ 0, r for o ≥ r, 2o − r between (THEORY.md §16a).
-pub(super) fn laplace(r: f64, cfg: &PldConfig, optimistic: bool) -> LossPmf {
-    let mut b = builder(cfg, -r, r, optimistic);
+pub(super) fn laplace(r: f64, cfg: &PldConfig, optimistic: bool) -> Discretised {
+    let mut b = builder(cfg, -r, r, optimistic)?;
     b.atom(0.5 * (-r).exp(), -r);
     b.atom(0.5, r);
     b.segment(&Segment {
@@ -73,7 +76,7 @@ pub(super) fn laplace(r: f64, cfg: &PldConfig, optimistic: bool) -> LossPmf {
         output_at: &|l| 0.5 * (l + r),
         step: 0.125,
     });
-    b.finish()
+    Ok(b.finish())
 }
 
 /// Both directions of DP-SGD's step, the Poisson-subsampled Gaussian (rate q, noise multiplier s, sensitivity 1;
@@ -86,11 +89,11 @@ pub(super) fn subsampled_gaussian(
     s: f64,
     cfg: &PldConfig,
     optimistic: bool,
-) -> (LossPmf, LossPmf) {
-    (
-        subsampled_gaussian_remove(q, s, cfg, optimistic),
-        subsampled_gaussian_add(q, s, cfg, optimistic),
-    )
+) -> Result<(LossPmf, LossPmf), GridTooLarge> {
+    Ok((
+        subsampled_gaussian_remove(q, s, cfg, optimistic)?,
+        subsampled_gaussian_add(q, s, cfg, optimistic)?,
+    ))
 }
 
 /// The remove direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
@@ -99,14 +102,14 @@ pub(super) fn subsampled_gaussian_remove(
     s: f64,
     cfg: &PldConfig,
     optimistic: bool,
-) -> LossPmf {
+) -> Discretised {
     let c = width(cfg.tail);
     let two_s2 = 2.0 * s * s;
     let s2 = s * s;
     {
         let loss = |o: f64| (q * ((2.0 * o - 1.0) / two_s2).exp_m1()).ln_1p();
         let (lo, hi) = (-c * s, 1.0 + c * s);
-        let mut b = builder(cfg, loss(lo), loss(hi), optimistic);
+        let mut b = builder(cfg, loss(lo), loss(hi), optimistic)?;
         b.segment(&Segment {
             lo,
             hi,
@@ -117,7 +120,7 @@ pub(super) fn subsampled_gaussian_remove(
         });
         b.atom((1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s), loss(lo));
         b.atom((1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c), f64::INFINITY);
-        b.finish()
+        Ok(b.finish())
     }
 }
 
@@ -127,14 +130,14 @@ pub(super) fn subsampled_gaussian_add(
     s: f64,
     cfg: &PldConfig,
     optimistic: bool,
-) -> LossPmf {
+) -> Discretised {
     let c = width(cfg.tail);
     let two_s2 = 2.0 * s * s;
     let s2 = s * s;
     {
         let loss = |o: f64| -(q * ((1.0 - 2.0 * o) / two_s2).exp_m1()).ln_1p();
         let (lo, hi) = (1.0 - c * s, 1.0 + c * s);
-        let mut b = builder(cfg, loss(lo), loss(hi), optimistic);
+        let mut b = builder(cfg, loss(lo), loss(hi), optimistic)?;
         b.segment(&Segment {
             lo,
             hi,
@@ -145,7 +148,7 @@ pub(super) fn subsampled_gaussian_add(
         });
         b.atom(ndtr(-c), loss(lo));
         b.atom(ndtr(-c), f64::INFINITY);
-        b.finish()
+        Ok(b.finish())
     }
 }
 
@@ -157,11 +160,11 @@ pub(super) fn subsampled_laplace(
     r: f64,
     cfg: &PldConfig,
     optimistic: bool,
-) -> (LossPmf, LossPmf) {
+) -> Result<(LossPmf, LossPmf), GridTooLarge> {
     let low = (q * (-r).exp_m1()).ln_1p();
     let high = (q * r.exp_m1()).ln_1p();
     let remove = {
-        let mut b = builder(cfg, low, high, optimistic);
+        let mut b = builder(cfg, low, high, optimistic)?;
         b.atom(0.5 * (1.0 - q) + 0.5 * q * (-r).exp(), low);
         b.atom(0.5 * (1.0 - q) * (-r).exp() + 0.5 * q, high);
         b.segment(&Segment {
@@ -175,7 +178,7 @@ pub(super) fn subsampled_laplace(
         b.finish()
     };
     let add = {
-        let mut b = builder(cfg, -high, -low, optimistic);
+        let mut b = builder(cfg, -high, -low, optimistic)?;
         b.atom(0.5 * (-r).exp(), -high);
         b.atom(0.5, -low);
         b.segment(&Segment {
@@ -188,7 +191,7 @@ pub(super) fn subsampled_laplace(
         });
         b.finish()
     };
-    (remove, add)
+    Ok((remove, add))
 }
 
 /// The discrete Gaussian N_Z(0, σ²) on an integer query of sensitivity Δ (Canonne, Kamath &
@@ -196,7 +199,7 @@ pub(super) fn subsampled_laplace(
 /// The normaliser is the partial sum over the window, which is below the true one, so every
 /// mass is overstated (a pointwise larger measure only raises δ); the mass beyond the window on
 /// either side is at most σ√(2π)Φ(−K/σ)/Z_K by comparison with the integral.
-pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> LossPmf {
+pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Discretised {
     let c = width(cfg.tail);
     let k = (c * sigma).ceil() as i64 + 1;
     let two_s2 = 2.0 * sigma * sigma;
@@ -205,24 +208,24 @@ pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Loss
         .collect();
     let z: f64 = weights.iter().sum();
     let loss = |o: i64| (delta as f64) * (2 * o - delta) as f64 / two_s2;
-    let mut b = Builder::new(cfg.interval, loss(delta - k), loss(delta + k));
+    let mut b = Builder::new(cfg.interval, loss(delta - k), loss(delta + k))?;
     for (i, w) in weights.iter().enumerate() {
         b.atom(w / z, loss(delta - k + i as i64));
     }
     let outside = sigma * (2.0 * std::f64::consts::PI).sqrt() * ndtr(-(k as f64) / sigma) / z;
     b.atom(outside, loss(delta - k));
     b.atom(outside, f64::INFINITY);
-    b.finish()
+    Ok(b.finish())
 }
 
 /// The discrete Laplace P(o) ∝ e^{−|o|/t} on an integer query of sensitivity Δ (Ghosh,
 /// Roughgarden & Sundararajan 2009; Canonne, Kamath & Steinke 2020): P centred at Δ, Q at 0,
 /// L = −Δ/t for o ≤ 0, Δ/t for o ≥ Δ, (2o − Δ)/t between; all masses in closed form.
-pub(super) fn discrete_laplace(t: f64, delta: i64, cfg: &PldConfig) -> LossPmf {
+pub(super) fn discrete_laplace(t: f64, delta: i64, cfg: &PldConfig) -> Discretised {
     let d = delta as f64;
     let decay = (-1.0 / t).exp();
     let norm = (1.0 - decay) / (1.0 + decay);
-    let mut b = Builder::new(cfg.interval, -d / t, d / t);
+    let mut b = Builder::new(cfg.interval, -d / t, d / t)?;
     b.atom((-d / t).exp() / (1.0 + decay), -d / t);
     b.atom(1.0 / (1.0 + decay), d / t);
     for o in 1..delta {
@@ -231,29 +234,29 @@ pub(super) fn discrete_laplace(t: f64, delta: i64, cfg: &PldConfig) -> LossPmf {
             (2 * o - delta) as f64 / t,
         );
     }
-    b.finish()
+    Ok(b.finish())
 }
 
 /// k-ary randomized response with parameter ε (Warner 1965; Kairouz, Oh & Viswanath 2016 for
 /// its optimality): on a changed input the output keeps loss ε w.p. e^ε/(e^ε + k − 1), −ε w.p.
 /// 1/(e^ε + k − 1), and 0 otherwise. With k = 2 it is the worst case of every ε-DP mechanism.
-pub(super) fn randomized_response(eps: f64, k: u32, cfg: &PldConfig) -> LossPmf {
+pub(super) fn randomized_response(eps: f64, k: u32, cfg: &PldConfig) -> Discretised {
     let z = eps.exp() + (k - 1) as f64;
-    let mut b = Builder::new(cfg.interval, -eps, eps);
+    let mut b = Builder::new(cfg.interval, -eps, eps)?;
     b.atom(eps.exp() / z, eps);
     b.atom(1.0 / z, -eps);
     b.atom((k - 2) as f64 / z, 0.0);
-    b.finish()
+    Ok(b.finish())
 }
 
 /// The worst case of every (ε, δ)-DP mechanism (Kairouz, Oh & Viswanath 2015, arXiv
 /// 1311.0776, Thm. 2.1; Murtagh & Vadhan 2016): +∞ w.p. δ, ε w.p. (1−δ)e^ε/(1+e^ε), −ε w.p.
 /// (1−δ)/(1+e^ε).
-pub(super) fn approx(eps: f64, delta: f64, cfg: &PldConfig) -> LossPmf {
+pub(super) fn approx(eps: f64, delta: f64, cfg: &PldConfig) -> Discretised {
     let z = 1.0 + eps.exp();
-    let mut b = Builder::new(cfg.interval, -eps, eps);
+    let mut b = Builder::new(cfg.interval, -eps, eps)?;
     b.atom((1.0 - delta) * eps.exp() / z, eps);
     b.atom((1.0 - delta) / z, -eps);
     b.atom(delta, f64::INFINITY);
-    b.finish()
+    Ok(b.finish())
 }

@@ -132,7 +132,7 @@ impl Pld {
         config.check()?;
         let s = 1.0 / sensitivity_up(sigma, sensitivity, "sigma")?;
         Ok(Self::symmetric(
-            mechanisms::gaussian(s, &config, false),
+            mechanisms::gaussian(s, &config, false).map_err(|e| e.refuse("sigma", sigma))?,
             neighbours,
             config,
         ))
@@ -148,7 +148,7 @@ impl Pld {
         config.check()?;
         let r = sensitivity_up(b, sensitivity, "b")?;
         Ok(Self::symmetric(
-            mechanisms::laplace(r, &config, false),
+            mechanisms::laplace(r, &config, false).map_err(|e| e.refuse("b", b))?,
             neighbours,
             config,
         ))
@@ -168,7 +168,8 @@ impl Pld {
             return Err(Error::invalid("sigma", sigma, "must be <= 1e6"));
         }
         Ok(Self::symmetric(
-            mechanisms::discrete_gaussian(sigma, d, &config),
+            mechanisms::discrete_gaussian(sigma, d, &config)
+                .map_err(|e| e.refuse("sigma", sigma))?,
             neighbours,
             config,
         ))
@@ -188,7 +189,7 @@ impl Pld {
             return Err(Error::invalid("sensitivity", d, "must be <= 1e6"));
         }
         Ok(Self::symmetric(
-            mechanisms::discrete_laplace(t, d, &config),
+            mechanisms::discrete_laplace(t, d, &config).map_err(|e| e.refuse("t", t))?,
             neighbours,
             config,
         ))
@@ -207,7 +208,7 @@ impl Pld {
             return Err(Error::invalid("k", k, "must be >= 2"));
         }
         Ok(Self::symmetric(
-            mechanisms::randomized_response(eps, k, &config),
+            mechanisms::randomized_response(eps, k, &config).map_err(|e| e.refuse("eps", eps))?,
             neighbours,
             config,
         ))
@@ -224,7 +225,7 @@ impl Pld {
         check_positive("eps", eps)?;
         check_delta("delta", delta)?;
         Ok(Self::symmetric(
-            mechanisms::approx(eps, delta, &config),
+            mechanisms::approx(eps, delta, &config).map_err(|e| e.refuse("eps", eps))?,
             neighbours,
             config,
         ))
@@ -262,6 +263,8 @@ impl Pld {
             || mechanisms::subsampled_gaussian_remove(q, s, &config, false),
             || mechanisms::subsampled_gaussian_add(q, s, &config, false),
         );
+        let refuse = |e: pmf::GridTooLarge| e.refuse("sigma", sigma);
+        let (remove, add) = (remove.map_err(refuse)?, add.map_err(refuse)?);
         Ok(Self {
             neighbours: Neighbours::AddRemove,
             config,
@@ -278,7 +281,8 @@ impl Pld {
         if q == 1.0 {
             return Self::laplace(b, sensitivity, Neighbours::AddRemove, config);
         }
-        let (remove, add) = mechanisms::subsampled_laplace(q, r, &config, false);
+        let (remove, add) =
+            mechanisms::subsampled_laplace(q, r, &config, false).map_err(|e| e.refuse("b", b))?;
         Ok(Self {
             neighbours: Neighbours::AddRemove,
             config,
@@ -417,13 +421,16 @@ pub fn dpsgd_pld(q: f64, z: f64, steps: u64, config: PldConfig) -> Result<Pld> {
 
 /// The smallest noise multiplier z (to relative precision 1e-4, rounded up) such that `steps`
 /// DP-SGD steps at rate q are (ε, δ)-DP by PLD. ε(z) decreases in z, so a bisection on the
-/// verified predicate "ε(z) ≤ target" returns a z for which it holds.
+/// verified predicate "ε(z) ≤ target" returns a z for which it holds. A z whose PLD needs more
+/// grid points than are held counts as not verified (the search moves up, never down, so the
+/// returned z is still one at which the predicate was checked).
 pub fn calibrate_dpsgd_noise(q: f64, steps: u64, eps: f64, delta: f64) -> Result<f64> {
     check_positive("epsilon", eps)?;
     let fits = |z: f64| -> Result<bool> {
         match dpsgd_epsilon(q, z, steps, delta) {
             Ok(e) => Ok(e <= eps),
             Err(Error::Conversion { .. }) => Ok(false),
+            Err(e) if pmf::GridTooLarge::is_refusal(&e) => Ok(false),
             Err(e) => Err(e),
         }
     };

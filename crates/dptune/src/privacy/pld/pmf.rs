@@ -55,6 +55,66 @@ fn up(x: f64, terms: usize) -> f64 {
     x * (1.0 + 2.0 * (terms as f64 + 4.0) * U)
 }
 
+/// The most grid points one direction (or one FFT buffer) may hold: 2²⁶, i.e. 512 MiB of f64
+/// and about 1.5 GiB at the peak of a self-composition (the buffer, its spectrum and the
+/// result). A default grid (h = 1e-4) covers losses across a window of 6,700 at this size;
+/// only a mechanism with almost no noise (σ ≲ 0.003 on the default grid), a very fine grid or
+/// an astronomical number of compositions needs more, and none of them gives a usable
+/// guarantee, so they are refused instead of aborting the process.
+pub(super) const MAX_POINTS: usize = 1 << 26;
+
+/// A loss grid that would need `points` grid points (not finite, or more than [`MAX_POINTS`]).
+/// Turned into an [`Error::InvalidParameter`] by the caller, which knows the parameter that
+/// drives the window ([`GridTooLarge::refuse`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct GridTooLarge {
+    pub(super) points: f64,
+}
+
+impl GridTooLarge {
+    /// `points` (computed in f64, so nothing overflows) as a length, or the refusal.
+    pub(super) fn check(points: f64) -> std::result::Result<usize, GridTooLarge> {
+        if points.is_finite() && points >= 1.0 && points <= MAX_POINTS as f64 {
+            Ok(points as usize)
+        } else {
+            Err(GridTooLarge { points })
+        }
+    }
+
+    /// Whether `e` is this refusal (whatever parameter it names).
+    pub(super) fn is_refusal(e: &Error) -> bool {
+        matches!(e, Error::InvalidParameter { reason, .. } if reason.contains(Self::HELD))
+    }
+
+    const HELD: &'static str = "grid points are held";
+
+    /// The refusal, naming the parameter `name` = `value` that drives the loss window.
+    pub(super) fn refuse(self, name: &'static str, value: impl std::fmt::Display) -> Error {
+        let needs = if self.points.is_finite() {
+            format!("{:.1e} grid points", self.points)
+        } else {
+            "an unbounded loss window".to_string()
+        };
+        Error::invalid(
+            name,
+            value,
+            format!(
+                "the privacy loss distribution would need {needs}, and at most {MAX_POINTS} {} \
+                 (more noise, fewer compositions or a coarser grid interval would fit)",
+                Self::HELD
+            ),
+        )
+    }
+}
+
+/// `len` zeros for an FFT buffer, or the refusal (`len` is checked against [`MAX_POINTS`]
+/// first, and an allocation the system refuses is a refusal too, not an abort).
+fn zeros(len: usize) -> std::result::Result<Vec<f64>, GridTooLarge> {
+    let too_large = GridTooLarge { points: len as f64 };
+    GridTooLarge::check(len as f64)?;
+    crate::resources::try_filled(len, 0.0, "interval", len).map_err(|_| too_large)
+}
+
 /// The law of the privacy loss L = ln(P(o)/Q(o)), o ~ P, for one ordered pair (P, Q): mass
 /// `probs[i]` at loss (offset + i)·h, and an atom at +∞.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,7 +204,7 @@ impl LossPmf {
         let n = len.next_power_of_two();
         let (fwd, inv) = plans(n);
         let spectrum = |v: &[f64]| -> Result<Vec<Complex<f64>>> {
-            let mut buf = vec![0.0; n];
+            let mut buf = zeros(n).map_err(|e| e.refuse("parts", "their composition"))?;
             buf[..v.len()].copy_from_slice(v);
             let mut out = fwd.make_output_vec();
             fwd.process(&mut buf, &mut out).map_err(fft_failed)?;
@@ -257,10 +317,12 @@ impl LossPmf {
             return Ok(self.clone());
         }
         let (lo, hi, above_bound) = self.chernoff(t, tail);
-        let width = (hi - lo + 1) as usize;
+        // In f64: the window of an astronomical `t` does not fit an i64 difference.
+        let width =
+            GridTooLarge::check(hi as f64 - lo as f64 + 1.0).map_err(|e| e.refuse("times", t))?;
         let n = width.max(self.len()).next_power_of_two();
+        let mut buf = zeros(n).map_err(|e| e.refuse("times", t))?;
         let (fwd, inv) = plans(n);
-        let mut buf = vec![0.0; n];
         buf[..self.len()].copy_from_slice(&self.probs);
         let mut spec = fwd.make_output_vec();
         fwd.process(&mut buf, &mut spec).map_err(fft_failed)?;
@@ -272,7 +334,8 @@ impl LossPmf {
         let mut probs = inverse(&*inv, &mut spec, n)?;
         // Circular index i holds the absolute indices ≡ t·offset + i (mod n); unwrap onto
         // [lo, lo + n): index j of the result is circular index j + shift (mod n).
-        let shift = (lo - (t as i64) * self.offset).rem_euclid(n as i64) as usize;
+        let shift = (i128::from(lo) - i128::from(t) * i128::from(self.offset)).rem_euclid(n as i128)
+            as usize;
         probs.rotate_left(shift);
         let tf = t as f64;
         let (a1, a2) = self.norms();

@@ -41,7 +41,7 @@ fn golden_dpsgd() -> Vec<(f64, f64, u64, f64, f64)> {
 
 fn dpsgd_variant(q: f64, z: f64, steps: u64, delta: f64, optimistic: bool) -> (f64, f64, f64) {
     let c = cfg();
-    let (remove, add) = mechanisms::subsampled_gaussian(q, z, &c, optimistic);
+    let (remove, add) = mechanisms::subsampled_gaussian(q, z, &c, optimistic).unwrap();
     let remove = remove.power(steps, c.tail).unwrap();
     let add = add.power(steps, c.tail).unwrap();
     let (r, a) = (remove.epsilon(delta).unwrap(), add.epsilon(delta).unwrap());
@@ -85,7 +85,7 @@ fn an_uncharged_tail_is_rejected_and_a_charged_one_is_valid() {
         interval: 1e-4,
         tail: 1e-6,
     };
-    let one = mechanisms::gaussian(2.0, &fat, false);
+    let one = mechanisms::gaussian(2.0, &fat, false).unwrap();
     let charged = one.power(10, fat.tail).unwrap();
     let e = charged.epsilon(1e-5).unwrap();
     assert!(e >= exact, "charged tail is valid: {e}");
@@ -117,17 +117,17 @@ fn exact_sum(values: impl Iterator<Item = f64>) -> f64 {
 fn discretised_mass_is_one_within_the_quadrature_allowance() {
     let c = cfg();
     let mut laws = vec![
-        mechanisms::gaussian(0.7, &c, false),
-        mechanisms::gaussian(8.0, &c, false),
-        mechanisms::laplace(1.0, &c, false),
-        mechanisms::discrete_gaussian(3.0, 1, &c),
-        mechanisms::discrete_laplace(2.0, 3, &c),
+        mechanisms::gaussian(0.7, &c, false).unwrap(),
+        mechanisms::gaussian(8.0, &c, false).unwrap(),
+        mechanisms::laplace(1.0, &c, false).unwrap(),
+        mechanisms::discrete_gaussian(3.0, 1, &c).unwrap(),
+        mechanisms::discrete_laplace(2.0, 3, &c).unwrap(),
     ];
     for (q, z) in [(0.01, 1.0), (0.001, 0.8), (0.1, 2.0)] {
-        let (r, a) = mechanisms::subsampled_gaussian(q, z, &c, false);
+        let (r, a) = mechanisms::subsampled_gaussian(q, z, &c, false).unwrap();
         laws.push(r);
         laws.push(a);
-        let (r, a) = mechanisms::subsampled_laplace(q, 1.0 / z, &c, false);
+        let (r, a) = mechanisms::subsampled_laplace(q, 1.0 / z, &c, false).unwrap();
         laws.push(r);
         laws.push(a);
     }
@@ -266,4 +266,63 @@ fn the_gaussian_shortcut_checks_its_parameters_like_the_single_mechanism() {
     let part: PartSpec =
         serde_json::from_str(r#"{"mechanism": "gaussian", "sigma": 1, "times": 10}"#).unwrap();
     assert!(part.composed_pld(n, bad).is_err());
+}
+
+/// Issue 17: σ = 1e-3 made the loss window of one DP-SGD step infinite, and the grid size
+/// `(hi − lo + 1) as usize` overflowed into a capacity-overflow panic. Every constructor and the
+/// self-composition now refuse a grid beyond `MAX_POINTS` naming the parameter that drives it.
+#[test]
+fn grids_too_large_to_hold_are_refused_naming_the_parameter() {
+    let named = |r: Result<Pld>, name: &str| match r {
+        Err(Error::InvalidParameter {
+            name: n, reason, ..
+        }) => {
+            assert_eq!(n, name, "{reason}");
+            assert!(reason.contains("grid points are held"), "{reason}");
+        }
+        other => panic!("{name}: expected a refusal, got {other:?}"),
+    };
+    let c = cfg();
+    named(Pld::subsampled_gaussian(0.01, 1e-3, 1.0, c), "sigma");
+    named(Pld::subsampled_gaussian(1.0, 1e-3, 1.0, c), "sigma");
+    named(
+        Pld::gaussian(1e-300, 1.0, Neighbours::AddRemove, c),
+        "sigma",
+    );
+    named(Pld::laplace(1e-300, 1.0, Neighbours::AddRemove, c), "b");
+    named(Pld::subsampled_laplace(0.5, 1e-300, 1.0, c), "b");
+    named(
+        Pld::discrete_laplace(1e-300, 1.0, Neighbours::AddRemove, c),
+        "t",
+    );
+    named(Pld::pure(1e300, Neighbours::AddRemove, c), "eps");
+    named(Pld::approx(1e300, 1e-6, Neighbours::AddRemove, c), "eps");
+    // A grid that is fine for one step but not for 1e9 of them (q = 1: no subsampling).
+    let one = Pld::subsampled_gaussian(1.0, 0.8, 1.0, c).unwrap();
+    named(one.self_compose(1_000_000_000), "times");
+    // The largest step count: the window is astronomically wide; refused or infinite, never a
+    // panic or an overflowed shift.
+    let r = Pld::subsampled_gaussian(0.01, 0.8, 1.0, c)
+        .unwrap()
+        .self_compose(u64::MAX);
+    assert!(r.is_err() || r.unwrap().epsilon(1e-5).is_err());
+    // Just inside: σ = 0.05 on the default grid fits.
+    assert!(Pld::subsampled_gaussian(0.01, 0.05, 1.0, c).is_ok());
+}
+
+#[test]
+fn the_grid_size_check_cannot_overflow() {
+    use super::pmf::{GridTooLarge, MAX_POINTS};
+    assert_eq!(GridTooLarge::check(5.0), Ok(5));
+    assert_eq!(GridTooLarge::check(MAX_POINTS as f64), Ok(MAX_POINTS));
+    for bad in [
+        MAX_POINTS as f64 + 1.0,
+        f64::INFINITY,
+        f64::NAN,
+        0.0,
+        -3.0,
+        1e300,
+    ] {
+        assert!(GridTooLarge::check(bad).is_err(), "{bad}");
+    }
 }
