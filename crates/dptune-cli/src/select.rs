@@ -105,6 +105,9 @@ fn read_scores(path: &Option<PathBuf>, column: Option<&str>) -> Result<Vec<f64>,
     })
 }
 
+/// The most repetitions `--repeat` runs: beyond this the command would run for hours.
+const MAX_REPEAT: usize = 10_000_000;
+
 /// Refuses, before anything is read, the flags that `mechanism` does not read (each would be
 /// silently dropped) and the flags it needs but lacks.
 fn validate(a: &SelectArgs, mechanism: Mechanism) -> Result<(), Failure> {
@@ -203,6 +206,14 @@ fn validate(a: &SelectArgs, mechanism: Mechanism) -> Result<(), Failure> {
     }
     if a.repeat == Some(0) {
         return Err(Error::invalid("repeat", 0, "must be at least 1").into());
+    }
+    if let Some(r) = a.repeat.filter(|&r| r > MAX_REPEAT) {
+        return Err(Error::invalid(
+            "repeat",
+            r,
+            format!("at most {MAX_REPEAT} repetitions (each is a full selection)"),
+        )
+        .into());
     }
     Ok(())
 }

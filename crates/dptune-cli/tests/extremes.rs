@@ -44,18 +44,6 @@ const SLOW: &[(&str, &str, &str, &str)] = &[
         "18446744073709551615",
         "as for 1e300",
     ),
-    (
-        "select",
-        "--repeat",
-        "18446744073709551615",
-        "open: 2^64 repetitions are not refused by a time estimate",
-    ),
-    (
-        "tune",
-        "--cap",
-        "18446744073709551615",
-        "open: the tail bound of K is O(cap) work (tune/runs.rs) and --cap is not bounded",
-    ),
 ];
 
 /// A command: the words before the flags, a valid base set of flags, the numeric flags to try,

@@ -86,7 +86,7 @@ fn invalid(name: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
 
 type R<T> = PyResult<T>;
 /// The most candidate runs a tuning may dispatch (and an exhaustive cost may compose).
-const MAX_RUNS: usize = 10_000_000;
+const MAX_RUNS: usize = tune::MAX_CAP as usize;
 /// Inputs at least this long are copied and selected with the GIL released.
 const DETACH_AT: usize = 4096;
 /// The pickling recipe of a guarantee: constructor and its arguments.

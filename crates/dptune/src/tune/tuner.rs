@@ -161,12 +161,25 @@ impl<'a> Tuner<'a> {
     }
 }
 
+/// The most candidate slots a capped tuning may execute (the number the Python tuner dispatches
+/// at most): a larger cap could not run in any reasonable time, and its tail bound alone would
+/// take work proportional to it.
+pub const MAX_CAP: u64 = 10_000_000;
+
 /// The δ of a tuning capped at `cap` executed runs whose uncapped cost is (`eps`, `cap_delta`)-DP:
 /// `cap_delta` + (1 + e^eps)·P[K > cap], the truncation lemma (THEORY.md §6.2), with P[K > cap]
 /// bounded by [`tail_probability`]. It grows with `eps` and depends on public inputs only, so a
 /// caller can check a cap against its δ before any data is touched. Exhaustive search runs every
 /// grid point (its K is public): capping it changes nothing, and `cap_delta` is returned.
+/// Caps above [`MAX_CAP`] are refused naming `cap`.
 pub fn capped_delta(method: &Method, cap: u64, eps: f64, cap_delta: f64) -> Result<f64> {
+    if cap > MAX_CAP {
+        return Err(Error::invalid(
+            "cap",
+            cap,
+            format!("at most {MAX_CAP} candidate slots can be executed"),
+        ));
+    }
     let repeats = match *method {
         Method::RepeatAndSelect(r) => r,
         Method::Threshold { gamma, .. } => Repeats::geometric(gamma)?,
