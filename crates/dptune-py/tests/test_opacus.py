@@ -121,3 +121,36 @@ def test_empty_poisson_batches_are_steps_of_noise_only():
                           epochs=1, batch_size=2, seed=0)
     model, score = run({}, allowance, seed=0)
     assert isinstance(model, nn.Linear) and isinstance(score, int)
+
+
+def test_a_record_that_overflows_its_gradient_does_not_poison_the_model():
+    """One finite but huge record makes its logits overflow and its per-example gradient NaN;
+    that example contributes zero, so the released weights stay finite (before the fix, the
+    noisy sum and every weight became NaN: a planted record was detectable)."""
+    x, y = toy(200).tensors
+    x = x.clone()
+    x[0] = 3e38
+    run = OpacusCandidate(make_model, make_optimizer, TensorDataset(x, y), public_size=200,
+                          classes=2, epochs=1, batch_size=50, train_fraction=0.99, seed=1)
+    allowance = dptune.dpsgd_guarantee(50 / (200 * 0.99), 1.0, int(1 / (50 / (200 * 0.99))))
+    for _ in range(3):
+        model, _ = run({"lr": 1.0}, allowance, seed=0)
+        assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_modules_with_buffers_and_zcdp_allowances_are_refused_before_training():
+    bn = lambda config: nn.Sequential(nn.Linear(4, 2), nn.BatchNorm1d(2, affine=False))
+    run = OpacusCandidate(bn, make_optimizer, toy(50), public_size=50, classes=2)
+    with pytest.raises(dptune.InvalidParameter, match="buffers"):
+        run({}, dptune.dpsgd_guarantee(1.0, 1.0, 1), seed=0)
+    run = OpacusCandidate(make_model, make_optimizer, toy(50), public_size=50, classes=2)
+    with pytest.raises(dptune.InvalidParameter, match="zCDP"):
+        run({}, dptune.Guarantee.zcdp(0.5), seed=0)
+
+
+def test_an_empty_training_side_runs_the_public_schedule_of_noise_only_steps():
+    run = OpacusCandidate(make_model, make_optimizer, toy(3), public_size=100, classes=2,
+                          epochs=1, batch_size=10, train_fraction=0.01, seed=0)
+    run.train = torch.utils.data.Subset(run.train.dataset, [])  # every coin went to validation
+    model, _ = run({}, dptune.dpsgd_guarantee(1.0, 1.0, 1), seed=0)
+    assert isinstance(model, nn.Linear)

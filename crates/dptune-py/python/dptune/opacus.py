@@ -88,8 +88,25 @@ def from_opacus(accountant: Any) -> Guarantee:
     return total
 
 
+def _zero_non_finite(module: nn.Module) -> None:
+    """Sets to zero the per-example gradients of every example with a non-finite entry in any
+    parameter. One record with huge (finite) features can overflow its logits and make its
+    gradient NaN, which clipping does not bound (a NaN norm gives a NaN factor) and which would
+    turn the whole noisy sum into NaN: an unbounded privacy loss. A zero gradient has norm 0,
+    so each example still contributes at most the clip norm (the sensitivity is unchanged)."""
+    grads = [p.grad_sample for p in module.parameters() if getattr(p, "grad_sample", None) is not None]
+    if not grads:
+        return
+    bad = torch.zeros(grads[0].shape[0], dtype=torch.bool)
+    for g in grads:
+        bad |= ~torch.isfinite(g.reshape(g.shape[0], -1)).all(dim=1)
+    if bad.any():
+        for g in grads:
+            g[bad] = 0.0
+
+
 def _os_generator() -> torch.Generator:
-    """A torch generator keyed by 64 bits from the operating system (never from a seed)."""
+    """A torch generator keyed by 63 bits from the operating system (never from a seed)."""
     return torch.Generator().manual_seed(secrets.randbits(63))
 
 
@@ -111,9 +128,11 @@ class OpacusCandidate:
     seed : drives the split only (``None``: the operating system).
 
     ``__call__(config, allowance, seed)`` returns ``(model, noisy correct count)``; the model is
-    the trained ``nn.Module`` (Opacus's wrapper removed). ``allowance`` must be an RDP, zCDP or
+    a fresh ``make_model(config)`` holding the trained weights. ``allowance`` must be an RDP or
     (ε, δ) guarantee under add/remove-one neighbours (a DP-SGD curve from
-    :func:`dptune.dpsgd_guarantee` is the natural one).
+    :func:`dptune.dpsgd_guarantee` is the natural one); zCDP is refused (subsampling has no zCDP
+    amplification). Modules with buffers (BatchNorm) are refused: their statistics would leave
+    un-noised. An example whose gradient is not finite contributes zero to its step.
     """
 
     def __init__(
@@ -176,6 +195,16 @@ class OpacusCandidate:
                     f"data error in `dataset` at record {i}: label outside 0..{self.classes - 1}"
                 )
 
+    def _batches(self, q: float, steps: int) -> Iterable[Tuple[Any, Any]]:
+        """`steps` Poisson batches of the training side at rate q (OS-keyed sampling); an empty
+        training side gives `steps` empty batches, so the run is the same public schedule of
+        noise-only steps instead of a failure."""
+        if len(self.train) == 0:
+            yield from [((), ())] * steps
+            return
+        for _ in range(steps // int(1 / q)):
+            yield from DPDataLoader(self.train, sample_rate=q, generator=_os_generator())
+
     def _schedule(self, config: Dict[str, Any]) -> Tuple[float, int, int, float, int]:
         """(q, steps per epoch, epochs, max_grad_norm, batch_size) from public values only."""
         c = {**self.defaults, **{k: v for k, v in config.items() if k in self.defaults}}
@@ -195,11 +224,28 @@ class OpacusCandidate:
         # InvalidParameter (an unusable configuration), never a data-dependent failure.
         q, per_epoch, epochs, clip, batch = self._schedule(config)
         steps = epochs * per_epoch
+        if allowance.rho is not None:
+            # Subsampling has no zCDP amplification, and Opacus's record (an RDP curve) could
+            # never be checked against a zCDP allowance: refused before any data is touched.
+            raise InvalidParameter(
+                "invalid parameter `allowance` = a zCDP guarantee: give an RDP allowance (e.g. "
+                "dptune.dpsgd_guarantee(q, z, steps)) or an (epsilon, delta) one"
+            )
         z = dpsgd_noise_multiplier(allowance, q, steps)
         score_eps = largest_pure_within(allowance)
 
-        torch.manual_seed(seed)  # model initialisation only
-        model = self.make_model(config)
+        # The global torch generator is used for initialisation only, and restored afterwards
+        # (its state after training would reflect how many draws the run made).
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            model = self.make_model(config)
+        if any(True for _ in model.buffers()):
+            # Buffers (BatchNorm's running statistics) are computed from private batches
+            # without noise and would be released with the weights.
+            raise InvalidParameter(
+                "invalid parameter `make_model` = a module with buffers (e.g. BatchNorm): their "
+                "values are not privatised; use GroupNorm or LayerNorm"
+            )
         module = GradSampleModule(model)
         optimizer = DPOptimizer(
             self.make_optimizer(module.parameters(), config),
@@ -212,22 +258,21 @@ class OpacusCandidate:
         )
         accountant = RDPAccountant()
         optimizer.attach_step_hook(accountant.get_optimizer_hook_fn(sample_rate=q))
-        loader = DPDataLoader(self.train, sample_rate=q, generator=_os_generator())
         criterion = nn.CrossEntropyLoss()
         module.train()
         # PyTorch warns on every step that the input needs no gradient (true of every dataset,
         # so the warning says nothing about the data); it is silenced for the loop only.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Full backward hook is firing")
-            for _ in range(epochs):
-                for x, y in loader:
-                    optimizer.zero_grad()
-                    if len(y) > 0:
-                        criterion(module(x.float()), y.long()).backward()
-                    else:  # an empty Poisson batch: a step of noise only
-                        for p in module.parameters():
-                            p.grad_sample = torch.zeros((0, *p.shape))
-                    optimizer.step()
+            for x, y in self._batches(q, per_epoch * epochs):
+                optimizer.zero_grad()
+                if len(y) > 0:
+                    criterion(module(x.float()), y.long()).backward()
+                    _zero_non_finite(module)
+                else:  # an empty Poisson batch: a step of noise only
+                    for p in module.parameters():
+                        p.grad_sample = torch.zeros((0, *p.shape))
+                optimizer.step()
         spent = from_opacus(accountant)
         if not spent.fits_within(allowance):
             # The schedule is public, so this cannot depend on the data: a programming error.

@@ -275,7 +275,13 @@ class _Run:
 
     def __call__(self, config: dict, allowance: Guarantee, seed: int):
         trial = PrivateTrial(allowance, seed)
-        value = self.objective(trial)
+        try:
+            value = self.objective(trial)
+        except InvalidParameter as e:
+            # dptune.tune would count an InvalidParameter as an unusable configuration (a worst
+            # score). Raised inside an objective it may come after the data were touched, so
+            # it aborts the tuning instead of becoming a data-dependent score.
+            raise TrialMisuse(f"the objective raised InvalidParameter: {e}") from None
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             # Data-independent misuse (the objective's return type): abort, never a score.
             raise TrialMisuse(
