@@ -395,6 +395,19 @@ impl SimConfig {
                 format!("must lie in 2..={} (the number of clients)", self.clients),
             ));
         }
+        // Every client needs 2 rows (public: the bundled table's size and the row limit);
+        // checked before the partition allocates a list per client and before the
+        // secure-aggregation graph, whose construction is linear in the number of clients.
+        let rows = load(self.dataset)?
+            .rows()
+            .min(self.rows_limit.unwrap_or(usize::MAX));
+        if rows < self.clients.saturating_mul(2) {
+            return Err(Error::invalid(
+                "clients",
+                self.clients,
+                format!("every client needs 2 rows; there are only {rows} rows"),
+            ));
+        }
         // The secure-aggregation parameters (graph, threshold, colluders) up front, before any
         // data is read; the vote round builds the same ones again.
         let params = match self.sparse {
@@ -431,18 +444,6 @@ impl SimConfig {
         let mut all: Vec<usize> = (0..table.rows()).collect();
         shuffle(&mut all, &mut rng);
         all.truncate(self.rows_limit.unwrap_or(usize::MAX));
-        // Checked before the partition allocates a list per client (public: the bundled
-        // table's size and the row limit).
-        if all.len() < self.clients.saturating_mul(2) {
-            return Err(Error::invalid(
-                "clients",
-                self.clients,
-                format!(
-                    "every client needs 2 rows; there are only {} rows",
-                    all.len()
-                ),
-            ));
-        }
         let parts = partition(&table, &all, self.clients, self.partition, &mut rng)?;
         // Local 80/20 split of every client (the artifact's train_test_split(test_size=0.2)).
         let splits: Vec<(Vec<usize>, Vec<usize>)> = parts
