@@ -236,7 +236,7 @@ fn threshold_and_compare_are_refused_before_the_data_is_read() {
                 "threshold",
                 &thr,
             ],
-            &["`threshold`", "must be a finite number"],
+            &["`--threshold`", "must be a finite"],
         );
     }
     let err = refused(
