@@ -83,18 +83,28 @@ impl PyComposition {
         let d = self.at(delta);
         py.detach(|| self.guarantee.epsilon_route(d)).py().map(|r| r.0)
     }
-    /// The route that gives [`epsilon`] at `delta`: "pld", "rdp", "zcdp", "pure" or "approx".
+    /// The route that gives `epsilon` at `delta`: "pld", "rdp", "zcdp", "pure" or "approx".
     #[pyo3(signature = (delta=None))]
     fn route(&self, py: Python<'_>, delta: Option<f64>) -> R<String> {
         let d = self.at(delta);
         let (_, route) = py.detach(|| self.guarantee.epsilon_route(d)).py()?;
         Ok(route.to_string())
     }
-    /// ε at `delta` by the privacy loss distribution alone.
+    /// ε at `delta` by the privacy loss distribution alone. A δ below what the PLD can certify
+    /// (its infinite-loss mass plus the charged numerical error) is an `InvalidParameter`
+    /// naming `delta`: the PLD alone gives no finite ε there (`epsilon` may, by another
+    /// route).
     #[pyo3(signature = (delta=None))]
     fn epsilon_pld(&self, py: Python<'_>, delta: Option<f64>) -> R<f64> {
         let d = self.at(delta);
-        py.detach(|| self.pld().epsilon(d)).py()
+        py.detach(|| self.pld().epsilon(d)).map_err(|e| match e {
+            dptune::Error::Conversion { .. } => invalid(
+                "delta",
+                d,
+                &format!("below what the privacy loss distribution certifies: {e}"),
+            ),
+            e => crate::err(e),
+        })
     }
     /// δ at `epsilon` > 0: the minimum over the valid routes.
     fn delta(&self, py: Python<'_>, epsilon: f64) -> R<f64> {

@@ -108,8 +108,8 @@ def test_the_profile_is_the_cli_profile(tmp_path):
     path = tmp_path / "case.json"
     path.write_text(json.dumps(case["inputs"]))
     want = cli_json("account", "profile", path, "--from", "0", "--to", "5", "--points", "11")
-    eps = np.linspace(0.0, 5.0, 11)
-    assert want["epsilon"] == eps.tolist()
+    eps = np.array(want["epsilon"])
+    assert np.allclose(eps, np.linspace(0.0, 5.0, 11), rtol=0, atol=1e-15)
     got = compose(path).profile(eps)
     assert isinstance(got, np.ndarray) and got.dtype == np.float64 and got.shape == (11,)
     assert got.tolist() == want["delta_pld"]

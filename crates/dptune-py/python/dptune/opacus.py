@@ -118,8 +118,10 @@ class PLDAccountant(IAccountant):
     Poisson sampling is accounted under add/remove-one; a replace-one subsampled PLD is not
     implemented) and a step whose ``noise_multiplier`` is not a finite positive number or whose
     ``sample_rate`` is outside (0, 1] (the step is refused before the optimizer applies it) raise
-    :class:`dptune.InvalidParameter` naming the parameter; so does a grid the PLD cannot hold
-    (very small noise), at :meth:`get_epsilon`.
+    :class:`dptune.InvalidParameter` naming the parameter; so do, at :meth:`get_epsilon`, a grid
+    the PLD cannot hold (very small noise: names the part's ``sigma``, the noise multiplier) and a
+    ``delta`` below what the PLD certifies (its charged numerical error; the RDP route of
+    :meth:`guarantee` answers there when asked for explicitly).
     """
 
     def __init__(self, *, interval: float = 1e-4, neighbours: str = "add_remove"):
