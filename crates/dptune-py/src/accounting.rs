@@ -81,7 +81,9 @@ impl PyComposition {
     #[pyo3(signature = (delta=None))]
     fn epsilon(&self, py: Python<'_>, delta: Option<f64>) -> R<f64> {
         let d = self.at(delta);
-        py.detach(|| self.guarantee.epsilon_route(d)).py().map(|r| r.0)
+        py.detach(|| self.guarantee.epsilon_route(d))
+            .py()
+            .map(|r| r.0)
     }
     /// The route that gives `epsilon` at `delta`: "pld", "rdp", "zcdp", "pure" or "approx".
     #[pyo3(signature = (delta=None))]
@@ -185,13 +187,8 @@ impl PyComposition {
 #[pyfunction]
 #[pyo3(signature = (text, interval=1e-4))]
 fn _compose_json(py: Python<'_>, text: &str, interval: f64) -> R<PyComposition> {
-    let spec: ComposeSpec = serde_json::from_str(text).map_err(|e| {
-        invalid(
-            "spec",
-            "the given JSON",
-            &format!("not a composition: {e}"),
-        )
-    })?;
+    let spec: ComposeSpec = serde_json::from_str(text)
+        .map_err(|e| invalid("spec", "the given JSON", &format!("not a composition: {e}")))?;
     let guarantee = py.detach(|| spec.guarantee(config(interval))).py()?;
     Ok(PyComposition {
         spec,
