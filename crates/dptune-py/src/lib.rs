@@ -30,6 +30,7 @@ use dptune::select::{
 use dptune::tune::{self, Config, Domain, Method, SearchSpace, TuneOptions, Tuner, Value};
 use dptune::Error;
 
+mod accounting;
 mod budget;
 mod limits;
 
@@ -1821,5 +1822,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(f)?;
     }
     budget::register(m)?;
+    accounting::register(m)?;
     Ok(())
 }

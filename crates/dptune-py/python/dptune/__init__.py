@@ -71,6 +71,7 @@ from ._core import (
     zcdp_epsilon,
     zcdp_rho_for,
 )
+from . import accounting
 from ._nonprivate import NotPrivate, nonprivate_selection_probabilities
 from ._tune import TuneResult, tune
 
@@ -120,6 +121,7 @@ __all__ = [
     "SecAggServer",
     "SeededRun",
     "TuneResult",
+    "accounting",
     "budget_create",
     "budget_status",
     "calibrate",

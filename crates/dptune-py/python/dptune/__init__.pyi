@@ -37,6 +37,7 @@ from ._core import (
     zcdp_epsilon as zcdp_epsilon,
     zcdp_rho_for as zcdp_rho_for,
 )
+from . import accounting as accounting
 from ._nonprivate import (
     NotPrivate as NotPrivate,
     nonprivate_selection_probabilities as nonprivate_selection_probabilities,

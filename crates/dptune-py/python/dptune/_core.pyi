@@ -364,3 +364,41 @@ def budget_status(name: str, *, store: Optional[StrPath] = None) -> Dict[str, An
 def _budget_charge(
     name: str, cost: Guarantee, command: str, *, store: Optional[StrPath] = None
 ) -> Guarantee: ...
+
+class Composition:
+    """A composition of mechanisms (``dptune.accounting.compose``): its guarantee by every valid
+    route (the privacy loss distribution and each part's closed-form bound) and queries.
+    Immutable. Every number is an upper bound and equals the CLI's."""
+
+    def epsilon(self, delta: Optional[float] = None) -> float:
+        """ε at ``delta`` (default :attr:`target_delta`): the minimum over the valid routes."""
+    def route(self, delta: Optional[float] = None) -> str:
+        """The route giving :meth:`epsilon`: "pld", "rdp", "zcdp", "pure" or "approx"."""
+    def epsilon_pld(self, delta: Optional[float] = None) -> float:
+        """ε at ``delta`` by the privacy loss distribution alone."""
+    def delta(self, epsilon: float) -> float:
+        """δ at ``epsilon`` > 0: the minimum over the valid routes."""
+    def profile(self, epsilons: ArrayLike) -> npt.NDArray[np.float64]:
+        """δ(ε) by the privacy loss distribution at each ε ≥ 0 (``delta_pld`` of
+        ``dptune account profile``)."""
+    def report(self, delta: Optional[float] = None) -> Dict[str, Any]:
+        """The object ``dptune account compose FILE --json`` prints (at ``delta``)."""
+    @property
+    def guarantee(self) -> Guarantee:
+        """The composed guarantee (its ``epsilon`` is :meth:`epsilon`)."""
+    @property
+    def target_delta(self) -> float:
+        """The specification's ``delta``."""
+    @property
+    def interval(self) -> float:
+        """The width of the loss grid."""
+    @property
+    def grid_points(self) -> int:
+        """Grid points held by the PLD (both directions)."""
+
+def _compose_json(text: str, interval: float = 1e-4) -> Composition: ...
+def dpsgd_account(
+    sampling_rate: float, noise_multiplier: float, steps: int, delta: float, *, interval: float = 1e-4
+) -> Dict[str, Any]:
+    """The object ``dptune account dpsgd --json`` prints: ``epsilon`` by PLD, with
+    ``epsilon_pld``, ``epsilon_rdp`` (continuous orders) and ``epsilon_default_grid`` beside it."""

@@ -30,6 +30,11 @@ floating-point Gaussian, not an exact sampler; it runs in Opacus's ``secure_mode
 Jin et al.), with a generator seeded from the operating system. Batch sampling and noise never
 use the run's ``seed`` (which only initialises the model), so a released model carries no key
 to its noise.
+
+:class:`PLDAccountant` is a drop-in accountant for an existing Opacus training loop: importing
+this module registers it with Opacus under the name ``"dptune"``, so
+``PrivacyEngine(accountant="dptune")`` reports dptune's privacy-loss-distribution ε (the number
+``dptune account dpsgd`` prints), and ``make_private_with_epsilon`` calibrates the noise by it.
 """
 
 from __future__ import annotations
@@ -42,13 +47,14 @@ from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 import numpy as np
 import torch
 from opacus import GradSampleModule
-from opacus.accountants import RDPAccountant
+from opacus.accountants import IAccountant, RDPAccountant, register_accountant
 from opacus.data_loader import DPDataLoader
 from opacus.optimizers import DPOptimizer
 from torch import nn
 from torch.utils.data import Dataset, Subset
 
 from ._core import (
+    Composition,
     DataError,
     DptuneError,
     Guarantee,
@@ -60,8 +66,9 @@ from ._core import (
     noisy_count,
     split_by_coin,
 )
+from .accounting import compose
 
-__all__ = ["OpacusCandidate", "from_opacus"]
+__all__ = ["OpacusCandidate", "PLDAccountant", "from_opacus"]
 
 
 def from_opacus(accountant: Any) -> Guarantee:
@@ -86,6 +93,123 @@ def from_opacus(accountant: Any) -> Guarantee:
         total = g if total is None else total.compose(g)
     assert total is not None
     return total
+
+
+
+class PLDAccountant(IAccountant):
+    """An Opacus accountant (``opacus.accountants.IAccountant``) that reports dptune's ε by
+    privacy loss distributions: the history of (noise multiplier, sample rate, steps) entries
+    Opacus records is composed exactly, each entry a Poisson-subsampled Gaussian self-composed
+    ``steps`` times (both add and remove directions, pessimistic rounding, truncation
+    charged), entries of different rates or noise composed by FFT. For a one-entry history
+    :meth:`get_epsilon` is the ``epsilon`` of ``dptune account dpsgd``; for any history it is
+    the ``epsilon_pld`` of ``dptune account compose`` on the parts of :meth:`spec`.
+
+    Use it in an existing loop with two lines::
+
+        import dptune.opacus                                 # registers "dptune" with Opacus
+        privacy_engine = PrivacyEngine(accountant="dptune")  # instead of PrivacyEngine()
+
+    ``make_private_with_epsilon`` then calibrates the noise multiplier by this accountant (Opacus
+    creates one by its registered name for its search), and checkpoints keep the history in the
+    accountant's ``state_dict`` (mechanism ``"dptune"``).
+
+    Refusals, never a silent fallback: ``neighbours`` other than add/remove-one (Opacus's
+    Poisson sampling is accounted under add/remove-one; a replace-one subsampled PLD is not
+    implemented) and a step whose ``noise_multiplier`` is not a finite positive number or whose
+    ``sample_rate`` is outside (0, 1] (the step is refused before the optimizer applies it) raise
+    :class:`dptune.InvalidParameter` naming the parameter; so do, at :meth:`get_epsilon`, a grid
+    the PLD cannot hold (very small noise: names the part's ``sigma``, the noise multiplier) and a
+    ``delta`` below what the PLD certifies (its charged numerical error; the RDP route of
+    :meth:`guarantee` answers there when asked for explicitly).
+    """
+
+    def __init__(self, *, interval: float = 1e-4, neighbours: str = "add_remove"):
+        super().__init__()
+        if neighbours not in ("add_remove", "add-remove"):
+            raise InvalidParameter(
+                f"invalid parameter `neighbours` = {neighbours!r}: Opacus's Poisson-subsampled "
+                "DP-SGD is accounted under add/remove-one only (a replace-one subsampled PLD "
+                "is not implemented)"
+            )
+        # The grid width is checked by the core now, not at the first get_epsilon.
+        compose(
+            {"parts": [{"mechanism": "pure", "eps": 1.0}], "delta": 0.5, "neighbours": "add_remove"},
+            interval=interval,
+        )
+        self.interval = float(interval)
+        self._cached: Optional[Tuple[Tuple[Tuple[float, float, int], ...], Composition]] = None
+
+    @classmethod
+    def mechanism(cls) -> str:
+        return "dptune"
+
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """Records one step (consecutive steps of the same noise and rate share one entry, as
+        in Opacus's own accountants)."""
+        z, q = float(noise_multiplier), float(sample_rate)
+        if not (math.isfinite(z) and z > 0.0):
+            raise InvalidParameter(
+                f"invalid parameter `noise_multiplier` = {noise_multiplier!r}: must be a finite "
+                "positive number (no noise gives no privacy guarantee)"
+            )
+        if not 0.0 < q <= 1.0:
+            raise InvalidParameter(
+                f"invalid parameter `sample_rate` = {sample_rate!r}: a Poisson rate must lie in (0, 1]"
+            )
+        if self.history and self.history[-1][0] == z and self.history[-1][1] == q:
+            self.history[-1] = (z, q, self.history[-1][2] + 1)
+        else:
+            self.history.append((z, q, 1))
+
+    def __len__(self) -> int:
+        return len(self.history)
+
+    def spec(self, delta: float) -> Dict[str, Any]:
+        """The history as a composition in the form of ``dptune account compose FILE``."""
+        return {
+            "parts": [
+                {"mechanism": "gaussian", "sigma": float(z), "q": float(q), "times": int(t)}
+                for z, q, t in self.history
+            ],
+            "delta": delta,
+            "neighbours": "add_remove",
+        }
+
+    def composition(self) -> Composition:
+        """The composed history (cached until the history changes); :class:`dptune.InvalidParameter`
+        if nothing was recorded."""
+        key = tuple((float(z), float(q), int(t)) for z, q, t in self.history)
+        if not key:
+            raise InvalidParameter("invalid parameter `history` = []: nothing was recorded")
+        if self._cached is None or self._cached[0] != key:
+            # The spec's delta is only the default of the queries; every query passes its own.
+            self._cached = (key, compose(self.spec(1e-5), interval=self.interval))
+        return self._cached[1]
+
+    def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
+        """ε at ``delta`` of everything recorded, by the privacy loss distribution (0 before the
+        first step). Options of other accountants (``alphas``, ``eps_error``, ...) do not apply
+        and are refused."""
+        unused = [*(f"positional argument {i + 2}" for i in range(len(args))), *kwargs]
+        if unused:
+            raise InvalidParameter(
+                f"invalid parameter `{unused[0]}` = given: PLDAccountant.get_epsilon takes only delta"
+            )
+        if not self.history:
+            return 0.0
+        return self.composition().epsilon_pld(float(delta))
+
+    def guarantee(self) -> Guarantee:
+        """Everything recorded as a :class:`dptune.Guarantee` (the PLD together with the RDP
+        curve: its ``epsilon`` is the minimum of both routes)."""
+        return self.composition().guarantee
+
+
+# Opacus creates accountants by name (PrivacyEngine(accountant=...), and get_noise_multiplier
+# inside make_private_with_epsilon): "dptune" is this one from the moment dptune.opacus is
+# imported. force=True replaces an earlier registration of this class (a module reload).
+register_accountant("dptune", PLDAccountant, force=True)
 
 
 def _zero_non_finite(module: nn.Module) -> None:
