@@ -51,8 +51,8 @@ def _run_one(candidate: Candidate, config: dict, allowance: Guarantee, seed: int
     failure turned into a score (or into "no release") would leak."""
     try:
         out = candidate(config, allowance, seed)
-    except InvalidParameter:
-        return None, math.nan
+    except InvalidParameter as e:
+        return str(e), math.nan  # the refusal's reason (data-independent by contract)
     if not (isinstance(out, tuple) and len(out) == 2):
         raise InvalidParameter(
             f"invalid parameter `candidate` = {type(out).__name__}: "
@@ -116,7 +116,10 @@ def tune(
         ``InvalidParameter`` raised during a run aborts the tuning, releases nothing and is
         re-raised. A candidate with a ``check_space(space)`` method (such as
         :class:`dptune.sklearn.Candidate`) is asked to validate the data against the whole
-        space first, before anything runs.
+        space first, and one with ``check_allowance(allowance)`` to check the per-run
+        allowance's kind, before anything runs. When every run refused its configuration,
+        ``tune`` raises that :class:`dptune.InvalidParameter` instead of returning ⊥ (the
+        refusals do not depend on the data, so this releases nothing).
     space:
         ``{name: [choice, ...]}`` or ``{name: ("uniform" | "log-uniform" | "int", low, high)}``.
     per_run:
@@ -169,6 +172,9 @@ def tune(
         cap_delta=cap_delta,
         seed=seed,
     )
+    check_allowance = getattr(candidate, "check_allowance", None)
+    if callable(check_allowance):
+        check_allowance(plan.per_run)  # public: before the budget is charged and anything runs
     if budget is not None:
         _core._budget_charge(budget, plan.cost, "tune", store=store)
     elif store is not None:
@@ -188,6 +194,14 @@ def tune(
             for f in futures:
                 f.cancel()
             raise
+    if results and all(math.isnan(r[1]) for r in results):
+        # Every run refused its configuration before touching the data (InvalidParameter, by
+        # contract data-independent): the outcome depends on public inputs and the plan only,
+        # so saying so releases nothing, while "no release" would hide a misuse.
+        raise InvalidParameter(
+            f"invalid parameter `candidate`: every run refused its configuration; the first "
+            f"said: {results[0][0]}"
+        )
     best = plan.best([r[1] for r in results])
     if best is None:
         return TuneResult(None, None, None, plan.cost)
