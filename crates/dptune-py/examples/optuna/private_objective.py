@@ -12,17 +12,22 @@ its training, its score and the selection; the number of trials is random and no
 
 import math
 from pathlib import Path
+from typing import Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 import dptune
 import dptune.optuna
+from dptune.optuna import PrivateTrial
 from dptune.sklearn import PrivateLogisticRegression
+
+Split = Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]
 
 ROOT = Path(__file__).resolve().parents[4]
 
 
-def load_adult():
+def load_adult() -> Tuple[Split, Split]:
     """The bundled Adult data as (private training rows, public test rows); the first 16,281
     rows are the UCI test split. Five numeric features divided by public bounds, label
     income > 50K."""
@@ -44,10 +49,11 @@ train, val = dptune.split_by_coin(len(y), 0.5)  # a coin per record: disjoint si
 X_train, y_train, X_val, y_val = X[train], y[train], X[val], y[val]
 
 
-def objective(trial):
+def objective(trial: PrivateTrial) -> int:
     C = trial.suggest_float("C", 1e-2, 1e2, log=True)
     norm_bound = trial.suggest_categorical("norm_bound", [0.5, 1.0])
     rho = trial.allowance.rho  # private
+    assert rho is not None  # private (a zCDP allowance: per_run below)
     model = PrivateLogisticRegression(classes=[0, 1], C=C, norm_bound=norm_bound, rho=rho)
     model.fit(X_train, y_train)
     trial.set_model(model)

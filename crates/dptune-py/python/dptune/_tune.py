@@ -18,22 +18,27 @@ import math
 import os
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Generic, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _core
 from ._core import Guarantee, InvalidParameter, Repeats
+from .types import TuningMethod
 
 Domain = Union[Sequence[Union[int, float, str]], Tuple[str, float, float]]
-Candidate = Callable[[dict, Guarantee, int], Tuple[Any, float]]
+#: The type of the model a candidate returns: :class:`TuneResult` keeps it.
+M = TypeVar("M")
+Candidate = Callable[[Dict[str, Any], Guarantee, int], Tuple[M, float]]
 
 
 @dataclass(frozen=True)
-class TuneResult:
+class TuneResult(Generic[M]):
     """What a tuning releases: the best candidate (or ``None`` = ⊥ where the method can end
-    without one) and the guarantee of the **whole** tuning. Never the number of runs."""
+    without one) and the guarantee of the **whole** tuning. Never the number of runs.
+    Generic in the candidate's model type: ``tune`` of a candidate returning ``(Net, float)``
+    gives a ``TuneResult[Net]`` whose ``model`` is an ``Optional[Net]``."""
 
-    config: Optional[dict]
-    model: Any
+    config: Optional[Dict[str, Any]]
+    model: Optional[M]
     score: Optional[float]
     guarantee: Guarantee
 
@@ -43,7 +48,7 @@ class TuneResult:
         return self.config is not None
 
 
-def _run_one(candidate: Candidate, config: dict, allowance: Guarantee, seed: int):
+def _run_one(candidate: Candidate[Any], config: dict, allowance: Guarantee, seed: int):
     """One candidate run; returns (model, score) with score a float, or NaN for a configuration
     refused with ``dptune.InvalidParameter`` (by contract a data-independent refusal of the
     configuration: the worst score, which any run could have produced). Every other exception,
@@ -74,11 +79,11 @@ def _run_one(candidate: Candidate, config: dict, allowance: Guarantee, seed: int
 
 
 def tune(
-    candidate: Candidate,
+    candidate: Candidate[M],
     space: Mapping[str, Domain],
     *,
     per_run: Guarantee,
-    method: str = "repeat",
+    method: TuningMethod = "repeat",
     repeats: Optional[Repeats] = None,
     gamma: Optional[float] = None,
     threshold: Optional[float] = None,
@@ -88,7 +93,7 @@ def tune(
     seed: Union[None, int, _core.SeededRun] = None,
     budget: Optional[str] = None,
     store: Union[None, str, "os.PathLike[str]"] = None,
-) -> TuneResult:
+) -> TuneResult[M]:
     """Privately tune ``candidate`` over ``space`` and release the best run with the guarantee
     of the whole tuning.
 

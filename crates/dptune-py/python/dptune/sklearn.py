@@ -67,7 +67,7 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
@@ -866,7 +866,9 @@ class Candidate:
                 "neighbours: this candidate's sensitivities are for add/remove-one"
             )
 
-    def __call__(self, config: dict, allowance: Guarantee, seed: int):
+    def __call__(
+        self, config: Dict[str, Any], allowance: Guarantee, seed: int
+    ) -> Tuple[PrivateLogisticRegression, float]:
         self.check_allowance(allowance)
         rho = allowance.rho
         # The configuration is checked before the data are touched (a refusal here is
