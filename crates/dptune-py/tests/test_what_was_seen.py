@@ -233,3 +233,79 @@ def test_mypy_strict_rejects_misspelt_names_and_keeps_the_model_type():
     reported = {int(l.split(":")[1]) for l in out.splitlines() if ": error:" in l}
     assert rc == 1 and len(marked) == 5
     assert reported == marked, out
+
+
+# ------------------------------------------------------------------------------------------------
+# Deliverable 8. "The Flower script runs `flwr run` before the SuperLink is up and leaves logs in
+# the repository root; it asks for eps = 1 and prints 0.756 with no explanation; "selected": 19
+# is a bare index."
+
+DEPLOY = EXAMPLES / "dphype-flower" / "deploy.py"
+ROUND = {"candidates": 20, "k": 3, "epsilon": 1.0, "delta": 1e-5, "min-nodes": 5,
+         "min-survivors": 3, "seed": 11}
+
+
+def _deploy_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("dphype_deploy", DEPLOY)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_flower_result_names_the_configuration_and_explains_an_epsilon_below_target():
+    from dptune.flower import run_in_process
+    from dptune.flower._protocol import summary_line
+    from dptune.flower.demo import configurations
+
+    nodes = [{"partition-id": i} for i in range(5)]
+    full = run_in_process(ROUND, nodes)
+    assert full["selected_configuration"] == configurations(20)[full["selected"]]
+    assert full["target_epsilon"] == 1.0 and full["epsilon"] < 0.8  # 0.756 with 5 survivors
+    assert "min-survivors = 3" in full["epsilon_note"] and "5 survived" in full["epsilon_note"]
+    line = summary_line(full)
+    assert json.dumps(full["selected_configuration"]) in line and "below the target" in line
+    # With exactly min-survivors survivors the target is what the noise was sized for.
+    least = run_in_process(ROUND, nodes, drop_after={0: 1, 1: 1})
+    assert least["survivors"] == 3 and "below" not in least["epsilon_note"]
+    assert least["epsilon"] <= 1.0
+    # A configuration list that does not match the candidates is refused before the round.
+    with pytest.raises(dptune.InvalidParameter, match="`configurations-fn`"):
+        run_in_process({**ROUND, "configurations-fn": "builtins:str"}, nodes)  # ["2", "0"]
+
+
+def test_the_deploy_script_waits_with_a_timeout_and_a_clear_error(tmp_path):
+    deploy = _deploy_module()
+    port = deploy.free_port()
+    assert not deploy.superlink_healthy(port)  # nothing listens there
+    log = tmp_path / "superlink.log"
+    with pytest.raises(deploy.NotReady, match=f"SuperLink on port {port} not ready after 1 s; "
+                                              f"see {log}"):
+        deploy.wait_until(lambda: deploy.superlink_healthy(port), f"the SuperLink on port {port}",
+                          1.0, log)
+    with pytest.raises(deploy.NotReady, match="exited before it was ready"):
+        deploy.wait_until(lambda: False, "the SuperLink", 30.0, log, alive=lambda: False)
+
+
+def test_flower_loopback_deploy_script_runs_a_round_with_logs_outside_the_cwd(tmp_path):
+    """The script as the README runs it: readiness first, then `flwr run`, logs in --log-dir,
+    nothing written to the current directory, the result naming the configuration."""
+    cwd, logs = tmp_path / "cwd", tmp_path / "logs"
+    cwd.mkdir()
+    out = subprocess.run(
+        [sys.executable, str(DEPLOY), "--log-dir", str(logs), "--timeout", "120",
+         "--run-config", "epsilon=1.0 k=3 seed=5"],
+        cwd=cwd, capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    ready = next(i for i, l in enumerate(lines) if l.startswith("5 SuperNodes online"))
+    first_stage = next(i for i, l in enumerate(lines) if l.startswith("DPTUNE_STAGE 0"))
+    assert lines.index(next(l for l in lines if l.startswith("SuperLink ready"))) < ready
+    assert ready < first_stage
+    result = json.loads(next(l for l in lines if l.startswith("DPTUNE_RESULT "))[14:])
+    assert "learning_rate" in result["selected_configuration"]
+    assert any("below the target" in l for l in lines if l.startswith("DP-HYPE selected"))
+    assert list(cwd.iterdir()) == []
+    assert (logs / "superlink.log").exists() and (logs / "supernode4.log").exists()
