@@ -21,12 +21,7 @@ from sklearn.preprocessing import StandardScaler
 
 import dptune
 from dptune import sklearn as sk
-from dptune.sklearn import (
-    Candidate,
-    PrivateLogisticRegression,
-    PublicBoundsScaler,
-    UndeclaredBoundsWarning,
-)
+from dptune.sklearn import Candidate, PrivateLogisticRegression
 
 ROOT = Path(__file__).resolve().parents[3]
 PER_RUN = dptune.Guarantee.zcdp(0.05)
@@ -155,21 +150,21 @@ def test_public_bounds_preprocessing_is_accepted_and_fits_nothing(data):
     """The offered replacement: PublicBoundsScaler maps declared ranges onto the unit ball and
     clips to them; the pipeline check accepts it, and no bounds warning is emitted."""
     X, y = data
-    scaler = PublicBoundsScaler(lower=-1.0, upper=[1.0, 1.0, 1.0, 1.0, 3.0])
+    scaler = sk.PublicBoundsScaler(lower=-1.0, upper=[1.0, 1.0, 1.0, 1.0, 3.0])
     Z = scaler.fit(X).transform(np.array([[-5.0, 0.0, 0.5, 1.0, 3.0]]))
     d = math.sqrt(5)
     np.testing.assert_allclose(Z, [[-1 / d, 0.0, 0.5 / d, 1 / d, 1 / d]])
     assert np.linalg.norm(scaler.transform(X * 100), axis=1).max() <= 1 + 1e-12
     # Nothing is fitted: the same map whatever the data.
-    np.testing.assert_array_equal(PublicBoundsScaler(-1.0, 1.0).fit(X[:3]).transform(X),
-                                  PublicBoundsScaler(-1.0, 1.0).fit(-X).transform(X))
+    np.testing.assert_array_equal(sk.PublicBoundsScaler(-1.0, 1.0).fit(X[:3]).transform(X),
+                                  sk.PublicBoundsScaler(-1.0, 1.0).fit(-X).transform(X))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        pipe = make_pipeline(PublicBoundsScaler(-1.0, 1.0),
+        pipe = make_pipeline(sk.PublicBoundsScaler(-1.0, 1.0),
                              PrivateLogisticRegression(classes=[0, 1], rho=50.0)).fit(X, y)
     assert pipe.predict(X).shape == (len(y),)
     with pytest.raises(dptune.InvalidParameter, match="`lower/upper`"):
-        PublicBoundsScaler(1.0, -1.0).fit(X)
+        sk.PublicBoundsScaler(1.0, -1.0).fit(X)
 
 
 def test_raw_features_clipped_to_norm_one_are_no_longer_silent():
@@ -179,9 +174,9 @@ def test_raw_features_clipped_to_norm_one_are_no_longer_silent():
     The ranges are the wine description's table (min/max per feature), public here."""
     X, y = load_wine(return_X_y=True)
     bounds = (X.min(0), X.max(0))
-    with pytest.warns(UndeclaredBoundsWarning, match="feature_bounds"):
+    with pytest.warns(sk.UndeclaredBoundsWarning, match="feature_bounds"):
         raw = PrivateLogisticRegression(classes=[0, 1, 2], rho=1e8).fit(X, y)
-    with pytest.warns(UndeclaredBoundsWarning):
+    with pytest.warns(sk.UndeclaredBoundsWarning):
         Candidate(PrivateLogisticRegression(classes=[0, 1, 2]), X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
