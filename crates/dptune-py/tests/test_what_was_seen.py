@@ -218,8 +218,8 @@ def test_mypy_strict_passes_on_the_examples_and_a_typed_usage_file():
 
 
 def test_mypy_strict_rejects_misspelt_names_and_keeps_the_model_type():
-    """Each line of usage_bad.py marked with an error comment is reported, and nothing else: the check can
-    fail (a misspelt mechanism, neighbour relation, tuner or direction; a model used as
+    """Each line of usage_bad.py marked with an error comment is reported, and nothing else:
+    the check can fail (a misspelt mechanism, neighbour relation, tuner or direction; a model used as
     another type)."""
     pytest.importorskip("mypy")
     rc, out = _mypy(TYPED / "usage_bad.py")

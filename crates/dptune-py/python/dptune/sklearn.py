@@ -9,7 +9,8 @@ private score on the other), so that
 
 .. code-block:: python
 
-    run = Candidate(PrivateLogisticRegression(classes=[0, 1]), X, y)
+    model = PrivateLogisticRegression(classes=[0, 1], feature_bounds=(lower, upper))
+    run = Candidate(model, X, y)
     best = dptune.tune(run, {"C": ("log-uniform", 0.01, 100.0)},
                        per_run=dptune.Guarantee.zcdp(0.05), repeats=dptune.Repeats.geometric(0.1))
 
@@ -529,9 +530,10 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
     ``feature_bounds``, or a :class:`PublicBoundsScaler` before this estimator in a Pipeline.
     Without either, ``fit`` emits an :class:`UndeclaredBoundsWarning` (decided from the
     parameters alone, before the data are read; silence it with ``warnings.filterwarnings`` if
-    the rows are already scaled by public bounds). Preprocessing fitted on the data (a
-    ``StandardScaler`` in the same Pipeline) is refused by ``fit`` with an
-    :class:`dptune.InvalidParameter` naming the step: its statistics would be released unpaid.
+    the rows are already scaled by public bounds). In a Pipeline, every step before this
+    estimator must be a :class:`PublicBoundsScaler` or ``"passthrough"``: any other (a
+    ``StandardScaler``, which fits means and scales on the private records) is refused by
+    ``fit`` with an :class:`dptune.InvalidParameter` naming the step, before the data are read.
 
     Errors. Parameters (and the Pipeline around the estimator) are checked first and raise
     :class:`dptune.InvalidParameter` (no ``classes``, a non-positive ``C``, ...); then the data
@@ -647,7 +649,8 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         print the value for the actual count, which would reveal it."""
         classes = self._check_params()
         p = n_features + (1 if self.fit_intercept else 0)
-        return _Plan(int(rows), p, len(classes), float(self.C), self._row_bound(), math.inf).least_tol
+        plan = _Plan(int(rows), p, len(classes), float(self.C), self._row_bound(), math.inf)
+        return plan.least_tol
 
     def _plan(self, m: int, n_features: int, n_classes: int) -> _Plan:
         """The proven fallback for m rows (:class:`_Plan`), or the :class:`DataError` naming
@@ -794,14 +797,13 @@ class Candidate:
         seed: Union[None, int, SeededRun] = None,
     ):
         if isinstance(estimator, Pipeline):
-            steps = [
+            fitted = [
                 f"{n!r} ({type(s).__name__})" for n, s in estimator.steps[:-1] if not _is_public(s)
             ]
+            why = f" (and {', '.join(fitted)} would fit on the private data)" if fitted else ""
             raise InvalidParameter(
                 "invalid parameter `estimator` = Pipeline: a Candidate takes the private "
-                "estimator itself"
-                + (f" (and the steps {', '.join(steps)} would fit on the private data)" if steps else "")
-                + "; give the public ranges to the estimator: "
+                f"estimator itself{why}; give the public ranges to the estimator: "
                 "PrivateLogisticRegression(feature_bounds=(lower, upper))"
             )
         if not getattr(estimator, "_dptune_private", False):

@@ -26,7 +26,9 @@ class Centroids:
         self.means = means
 
 
-def candidate(config: Dict[str, Any], allowance: dptune.Guarantee, seed: int) -> Tuple[Centroids, int]:
+def candidate(
+    config: Dict[str, Any], allowance: dptune.Guarantee, seed: int
+) -> Tuple[Centroids, int]:
     return Centroids(np.zeros(2)), 0
 
 

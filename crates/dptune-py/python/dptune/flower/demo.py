@@ -17,7 +17,8 @@ def configurations(candidates: int) -> List[Dict[str, float]]:
     """The public configurations the demo's candidates stand for: learning rates on a
     log-spaced grid from 1e-4 to 1e-1 (candidate j is the j-th)."""
     steps = max(candidates - 1, 1)
-    return [{"learning_rate": float(f"{1e-4 * 10 ** (3 * j / steps):.3g}")} for j in range(candidates)]
+    rates = (1e-4 * 10 ** (3 * j / steps) for j in range(candidates))
+    return [{"learning_rate": float(f"{r:.3g}")} for r in rates]
 
 
 def evaluate(candidates: int, context: Any) -> np.ndarray:
