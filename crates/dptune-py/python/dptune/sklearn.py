@@ -166,8 +166,8 @@ def _checked_bounds(name: str, lower: Any, upper: Any, d: int) -> Tuple[np.ndarr
         ok = ok and bool(np.isfinite((hi - lo) / 2.0).all() and ((hi - lo) / 2.0 > 0).all())
     if not ok:
         raise InvalidParameter(
-            f"invalid parameter `{name}` = ({lower!r}, {upper!r}): every range must be finite "
-            "with lower < upper"
+            f"invalid parameter `{name}` = ({lower!r}, {upper!r}): declare every feature's "
+            "public range, finite with lower < upper"
         )
     return lo, hi
 
@@ -728,7 +728,8 @@ class PublicBoundsScaler(TransformerMixin, BaseEstimator):
     """Maps declared public feature ranges onto the unit ball: each feature is clipped to
     [``lower``ⱼ, ``upper``ⱼ] and mapped affinely onto [−1/√d, 1/√d] (d features), so every row
     has norm at most 1. ``lower``/``upper`` are numbers or one number per feature, known
-    without looking at the private data (a schema, a codebook, domain knowledge).
+    without looking at the private data (a schema, a codebook, domain knowledge); both must be
+    given (no default range is assumed).
 
     ``fit`` learns nothing from the data (it checks them and the ranges): unlike
     ``StandardScaler`` it keeps no statistic of the private records, so a Pipeline
@@ -739,7 +740,7 @@ class PublicBoundsScaler(TransformerMixin, BaseEstimator):
     #: Marks a transformer that fits nothing on the data (the Pipeline check accepts it).
     _dptune_public = True
 
-    def __init__(self, lower: Any = 0.0, upper: Any = 1.0):
+    def __init__(self, lower: Any = None, upper: Any = None):
         self.lower = lower
         self.upper = upper
 
