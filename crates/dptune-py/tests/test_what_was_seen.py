@@ -163,8 +163,9 @@ def test_public_bounds_preprocessing_is_accepted_and_fits_nothing(data):
         pipe = make_pipeline(sk.PublicBoundsScaler(-1.0, 1.0),
                              PrivateLogisticRegression(classes=[0, 1], rho=50.0)).fit(X, y)
     assert pipe.predict(X).shape == (len(y),)
-    with pytest.raises(dptune.InvalidParameter, match="`lower/upper`"):
-        sk.PublicBoundsScaler(1.0, -1.0).fit(X)
+    for bad in (sk.PublicBoundsScaler(1.0, -1.0), sk.PublicBoundsScaler()):  # no default range
+        with pytest.raises(dptune.InvalidParameter, match="`lower/upper`"):
+            bad.fit(X)
 
 
 def test_raw_features_clipped_to_norm_one_are_no_longer_silent():
