@@ -29,7 +29,7 @@ export PATH="$VENV/bin:$PATH"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 python -m pip install -q \
     "maturin==1.16.0" "numpy>=1.24" pytest scikit-learn "dask[distributed]" "flwr==1.42.0" "optuna>=3.0" \
-    "torch>=2.0" "opacus>=1.5"
+    "torch>=2.0" "opacus>=1.5" "mypy>=1.10"
 # The package, built by maturin from crates/dptune-py (release, abi3).
 python -m pip install -q --no-build-isolation --force-reinstall --no-deps ./crates/dptune-py
 

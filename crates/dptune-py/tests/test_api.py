@@ -229,7 +229,7 @@ def test_stubs_declare_every_public_name():
     from pathlib import Path
 
     stub = (Path(dptune.__file__).parent / "__init__.pyi").read_text()
-    declared = set(re.findall(r" as (\w+)", stub)) | set(re.findall(r"^(\w+)\s*:", stub, re.M))
+    declared = set(re.findall(r" as (\w+)", stub)) | set(re.findall(r"^(\w+)\s*[:=]", stub, re.M))
     assert sorted(set(dptune.__all__) - declared) == []
 
 

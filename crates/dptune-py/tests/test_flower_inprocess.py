@@ -11,7 +11,10 @@ RC = {"candidates": 20, "k": 3, "epsilon": 1.0, "delta": 1e-5, "min-nodes": 5,
       "min-survivors": 3, "seed": 7}
 NODES = [{"partition-id": i} for i in range(5)]
 RELEASED = {"selected", "survivors", "colluders", "epsilon", "delta", "neighbours", "guarantee",
-            "assumption"}
+            "assumption",
+            # Functions of the above and of public inputs (issue 15, item 8): the selected
+            # index's declared configuration, the target and why epsilon differs from it.
+            "selected_configuration", "candidates", "target_epsilon", "epsilon_note"}
 
 
 def test_round_releases_an_index_and_the_guarantee_for_the_survivors():

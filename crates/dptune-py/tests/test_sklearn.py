@@ -301,10 +301,13 @@ def test_a_data_failure_inside_a_run_aborts_the_tuning_and_releases_nothing():
     with pytest.raises(dptune.DataError):
         dptune.tune(nan_release, {"C": [1.0, 2.0]}, per_run=per, repeats=rep, seed=1)
 
-    # An unusable configuration (refused before touching data) is still an unusable run.
+    # An unusable configuration (refused before touching data) is still an unusable run; when
+    # every run is one, the tuning raises it (issue 15: no silent "no release").
     run = Candidate(PrivateLogisticRegression(classes=[0, 1]), X, y, seed=1)
-    r = dptune.tune(run, {"C": [-1.0]}, per_run=per, repeats=rep, seed=1)
-    assert r.config is None and r.guarantee == dptune.tuning_cost(per, repeats=rep)
+    r = dptune.tune(run, {"C": [-1.0, 1.0]}, per_run=per, method="exhaustive")
+    assert r.config == {"C": 1.0}
+    with pytest.raises(dptune.InvalidParameter, match="every run refused.*`C` = -1.0"):
+        dptune.tune(run, {"C": [-1.0]}, per_run=per, repeats=rep, seed=1)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -456,7 +459,8 @@ def test_fit_after_validation_certifies_on_hard_data(C):
     for XX, yy in cases:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            m = PrivateLogisticRegression(classes=[0, 1], C=C).fit(XX, yy)
+            m = PrivateLogisticRegression(classes=[0, 1], C=C, feature_bounds=(-1e7, 1e7))
+            m.fit(XX, yy)
         assert np.isfinite(m.coef_).all() and m.guarantee_.rho <= 0.1
 
 

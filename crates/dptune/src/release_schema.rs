@@ -568,6 +568,7 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("fit_intercept"),
             public("intercept_scaling"),
             public("tol"),
+            public("feature_bounds"),
         ],
     },
 ];

@@ -12,6 +12,7 @@ split (the last 100 images of each digit) is public and never seen by the tuning
 
 import gzip
 from pathlib import Path
+from typing import Any, Dict, Iterable, Tuple
 
 import numpy as np
 import torch
@@ -25,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[4]
 EPOCHS, BATCH, PUBLIC_SIZE = 2, 128, 4000
 
 
-def load_mnist5k():
+def load_mnist5k() -> Tuple[TensorDataset, Tuple[torch.Tensor, torch.Tensor]]:
     """(private training images, public test images): 500 per digit, the last 100 of each
     digit are the test split; pixels scaled by their public range [0, 255]."""
     with gzip.open(ROOT / "crates/dptune/data/mnist5k.csv.gz", "rt") as f:
@@ -36,7 +37,7 @@ def load_mnist5k():
     return TensorDataset(X[~test], y[~test]), (X[test], y[test])
 
 
-def make_model(config):
+def make_model(config: Dict[str, Any]) -> nn.Module:
     c = config["channels"]
     return nn.Sequential(
         nn.Conv2d(1, c, 5, stride=2), nn.GroupNorm(1, c), nn.ReLU(),   # 28 -> 12
@@ -45,7 +46,7 @@ def make_model(config):
     )
 
 
-def make_optimizer(params, config):
+def make_optimizer(params: Iterable[nn.Parameter], config: Dict[str, Any]) -> torch.optim.Optimizer:
     return torch.optim.SGD(params, lr=config["lr"], momentum=0.9)
 
 
@@ -61,7 +62,7 @@ if __name__ == "__main__":
     best = dptune.tune(run, {"lr": ("log-uniform", 0.01, 0.5), "channels": [4, 8]},
                        per_run=PER_RUN, repeats=REPEATS)
     delta = 1e-5
-    if best.released:
+    if best.model is not None:  # released (None: the tuning ended without a run)
         with torch.no_grad():
             acc = (best.model(X_test).argmax(1) == y_test).float().mean().item()
         print(f"best configuration: {best.config}")

@@ -12,30 +12,36 @@ its training, its score and the selection; the number of trials is random and no
 
 import math
 from pathlib import Path
+from typing import Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 import dptune
 import dptune.optuna
+from dptune.optuna import PrivateTrial
 from dptune.sklearn import PrivateLogisticRegression
 
+Split = Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]
+
 ROOT = Path(__file__).resolve().parents[4]
+COLUMNS = ["age", "educational_num", "capital_gain", "capital_loss", "hours_per_week"]
+#: Public upper bounds of the features (from the data's documentation, not from the records):
+#: the model clips each feature to [0, bound] and maps it onto the unit ball.
+UPPER = [100.0, 16.0, 1e5, 5e3, 100.0]
 
 
-def load_adult():
+def load_adult() -> Tuple[Split, Split]:
     """The bundled Adult data as (private training rows, public test rows); the first 16,281
-    rows are the UCI test split. Five numeric features divided by public bounds, label
-    income > 50K."""
+    rows are the UCI test split. Five raw numeric features (their public ranges are
+    ``UPPER``, from 0), label income > 50K."""
     import csv
     import gzip
 
     with gzip.open(ROOT / "crates/dptune/data/adult.csv.gz", "rt", newline="") as f:
         rows = list(csv.DictReader(f))
-    bounds = {"age": 100.0, "educational_num": 16.0, "capital_gain": 1e5, "capital_loss": 5e3,
-              "hours_per_week": 100.0}
-    X = np.array([[min(float(r[c]), b) / b for c, b in bounds.items()] for r in rows])
+    X = np.array([[float(r[c]) for c in COLUMNS] for r in rows])
     y = np.array([int(r["income"] == ">50K") for r in rows])
-    X /= math.sqrt(len(bounds))  # every row has norm <= 1
     return (X[16281:], y[16281:]), (X[:16281], y[:16281])
 
 
@@ -44,11 +50,13 @@ train, val = dptune.split_by_coin(len(y), 0.5)  # a coin per record: disjoint si
 X_train, y_train, X_val, y_val = X[train], y[train], X[val], y[val]
 
 
-def objective(trial):
+def objective(trial: PrivateTrial) -> int:
     C = trial.suggest_float("C", 1e-2, 1e2, log=True)
     norm_bound = trial.suggest_categorical("norm_bound", [0.5, 1.0])
     rho = trial.allowance.rho  # private
-    model = PrivateLogisticRegression(classes=[0, 1], C=C, norm_bound=norm_bound, rho=rho)
+    assert rho is not None  # private (a zCDP allowance: per_run below)
+    model = PrivateLogisticRegression(classes=[0, 1], C=C, norm_bound=norm_bound, rho=rho,
+                                      feature_bounds=(0.0, UPPER))
     model.fit(X_train, y_train)
     trial.set_model(model)
     correct = int((model.predict(X_val) == y_val).sum())

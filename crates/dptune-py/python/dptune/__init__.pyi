@@ -27,7 +27,7 @@ from ._core import (
     noisy_vote as noisy_vote,
     pure_to_zcdp as pure_to_zcdp,
     select_argmax as select_argmax,
-    select_index as select,
+    select_index as _select_index,
     selection_cost as selection_cost,
     split_by_coin as split_by_coin,
     top_k as top_k,
@@ -43,6 +43,12 @@ from ._nonprivate import (
     nonprivate_selection_probabilities as nonprivate_selection_probabilities,
 )
 from ._tune import TuneResult as TuneResult, tune as tune
+from .types import Mechanism
+
+#: One private selection (the core's ``select_index``). A definition, not an ``import ... as
+#: select``: mypy re-exports only ``import x as x``, and reported ``dptune.select`` as "does not
+#: explicitly export attribute".
+select = _select_index
 
 __version__: str
-MECHANISMS: tuple[str, ...]
+MECHANISMS: tuple[Mechanism, ...]

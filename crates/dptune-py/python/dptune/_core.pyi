@@ -3,13 +3,21 @@ real array (any dtype that converts to float64, any strides) or sequence of numb
 accepted where ``ArrayLike`` is written."""
 
 import os
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
 ArrayLike = Union[npt.NDArray[Any], Sequence[float]]
-Neighbours = str  # "add-remove" | "replace"
+from .types import (
+    AllowanceKind as AllowanceKind,
+    CostMechanism as CostMechanism,
+    Direction as Direction,
+    Mechanism as Mechanism,
+    Neighbours as Neighbours,
+    TopKMethod as TopKMethod,
+    TuningMethod as TuningMethod,
+)
 StrPath = Union[str, "os.PathLike[str]"]
 
 class DptuneError(Exception):
@@ -73,7 +81,7 @@ class Guarantee:
     @property
     def rho(self) -> Optional[float]: ...
     @property
-    def neighbours(self) -> str:
+    def neighbours(self) -> Literal["add/remove-one", "replace-one"]:
         """"add/remove-one" or "replace-one"."""
     def rdp(self, orders: ArrayLike) -> Optional[npt.NDArray[np.float64]]:
         """The RDP curve at ``orders``, if the guarantee implies one."""
@@ -96,10 +104,10 @@ def select_index(
     scores: ArrayLike,
     epsilon: float,
     *,
-    mechanism: str = "exponential",
+    mechanism: Mechanism = "exponential",
     sensitivity: float = 1.0,
     monotonic: bool = False,
-    goal: str = "maximize",
+    goal: Direction = "maximize",
     neighbours: Neighbours = "add-remove",
     delta: Optional[float] = None,
     sensitivities: Optional[ArrayLike] = None,
@@ -128,10 +136,10 @@ def _selection_probabilities(
     scores: ArrayLike,
     epsilon: float,
     *,
-    mechanism: str = "exponential",
+    mechanism: Mechanism = "exponential",
     sensitivity: float = 1.0,
     monotonic: bool = False,
-    goal: str = "maximize",
+    goal: Direction = "maximize",
     neighbours: Neighbours = "add-remove",
     delta: Optional[float] = None,
     sensitivities: Optional[ArrayLike] = None,
@@ -143,7 +151,7 @@ def _selection_probabilities(
 def selection_cost(
     epsilon: float,
     *,
-    mechanism: str = "exponential",
+    mechanism: CostMechanism = "exponential",
     neighbours: Neighbours = "add-remove",
     delta: Optional[float] = None,
     k: Optional[int] = None,
@@ -156,10 +164,10 @@ def top_k(
     epsilon: float,
     k: int,
     *,
-    method: str = "permute-and-flip",
+    method: TopKMethod = "permute-and-flip",
     sensitivity: float = 1.0,
     monotonic: bool = False,
-    goal: str = "maximize",
+    goal: Direction = "maximize",
     neighbours: Neighbours = "add-remove",
     seed: Seed = None,
     budget: Optional[str] = None,
@@ -233,7 +241,7 @@ def pure_to_zcdp(epsilon: float) -> float: ...
 def tuning_cost(
     per_run: Guarantee,
     *,
-    method: str = "repeat",
+    method: TuningMethod = "repeat",
     repeats: Optional[Repeats] = None,
     gamma: Optional[float] = None,
     threshold: Optional[float] = None,
@@ -247,12 +255,12 @@ def tuning_cost(
 def calibrate(
     outer: Guarantee,
     *,
-    method: str = "repeat",
+    method: TuningMethod = "repeat",
     repeats: Optional[Repeats] = None,
     gamma: Optional[float] = None,
     threshold: Optional[float] = None,
     runs: Optional[int] = None,
-    per_run: str = "zcdp",
+    per_run: AllowanceKind = "zcdp",
 ) -> Guarantee:
     """The largest per-run allowance ("zcdp" or "pure") whose whole tuning fits ``outer``;
     raises NoRelease when even the smallest does not fit."""
@@ -343,7 +351,7 @@ def _time_select_rust(
     epsilon: float,
     repeats: int,
     *,
-    mechanism: str = "exponential",
+    mechanism: Mechanism = "exponential",
     sensitivity: float = 1.0,
     seed: int = 0,
 ) -> float: ...

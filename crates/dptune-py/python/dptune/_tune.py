@@ -18,22 +18,27 @@ import math
 import os
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Generic, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _core
 from ._core import Guarantee, InvalidParameter, Repeats
+from .types import TuningMethod
 
 Domain = Union[Sequence[Union[int, float, str]], Tuple[str, float, float]]
-Candidate = Callable[[dict, Guarantee, int], Tuple[Any, float]]
+#: The type of the model a candidate returns: :class:`TuneResult` keeps it.
+M = TypeVar("M")
+Candidate = Callable[[Dict[str, Any], Guarantee, int], Tuple[M, float]]
 
 
 @dataclass(frozen=True)
-class TuneResult:
+class TuneResult(Generic[M]):
     """What a tuning releases: the best candidate (or ``None`` = ⊥ where the method can end
-    without one) and the guarantee of the **whole** tuning. Never the number of runs."""
+    without one) and the guarantee of the **whole** tuning. Never the number of runs.
+    Generic in the candidate's model type: ``tune`` of a candidate returning ``(Net, float)``
+    gives a ``TuneResult[Net]`` whose ``model`` is an ``Optional[Net]``."""
 
-    config: Optional[dict]
-    model: Any
+    config: Optional[Dict[str, Any]]
+    model: Optional[M]
     score: Optional[float]
     guarantee: Guarantee
 
@@ -43,7 +48,7 @@ class TuneResult:
         return self.config is not None
 
 
-def _run_one(candidate: Candidate, config: dict, allowance: Guarantee, seed: int):
+def _run_one(candidate: Candidate[Any], config: dict, allowance: Guarantee, seed: int):
     """One candidate run; returns (model, score) with score a float, or NaN for a configuration
     refused with ``dptune.InvalidParameter`` (by contract a data-independent refusal of the
     configuration: the worst score, which any run could have produced). Every other exception,
@@ -51,8 +56,8 @@ def _run_one(candidate: Candidate, config: dict, allowance: Guarantee, seed: int
     failure turned into a score (or into "no release") would leak."""
     try:
         out = candidate(config, allowance, seed)
-    except InvalidParameter:
-        return None, math.nan
+    except InvalidParameter as e:
+        return str(e), math.nan  # the refusal's reason (data-independent by contract)
     if not (isinstance(out, tuple) and len(out) == 2):
         raise InvalidParameter(
             f"invalid parameter `candidate` = {type(out).__name__}: "
@@ -74,11 +79,11 @@ def _run_one(candidate: Candidate, config: dict, allowance: Guarantee, seed: int
 
 
 def tune(
-    candidate: Candidate,
+    candidate: Candidate[M],
     space: Mapping[str, Domain],
     *,
     per_run: Guarantee,
-    method: str = "repeat",
+    method: TuningMethod = "repeat",
     repeats: Optional[Repeats] = None,
     gamma: Optional[float] = None,
     threshold: Optional[float] = None,
@@ -88,7 +93,7 @@ def tune(
     seed: Union[None, int, _core.SeededRun] = None,
     budget: Optional[str] = None,
     store: Union[None, str, "os.PathLike[str]"] = None,
-) -> TuneResult:
+) -> TuneResult[M]:
     """Privately tune ``candidate`` over ``space`` and release the best run with the guarantee
     of the whole tuning.
 
@@ -116,7 +121,10 @@ def tune(
         ``InvalidParameter`` raised during a run aborts the tuning, releases nothing and is
         re-raised. A candidate with a ``check_space(space)`` method (such as
         :class:`dptune.sklearn.Candidate`) is asked to validate the data against the whole
-        space first, before anything runs.
+        space first, and one with ``check_allowance(allowance)`` to check the per-run
+        allowance's kind, before anything runs. When every run refused its configuration,
+        ``tune`` raises that :class:`dptune.InvalidParameter` instead of returning ⊥ (the
+        refusals do not depend on the data, so this releases nothing).
     space:
         ``{name: [choice, ...]}`` or ``{name: ("uniform" | "log-uniform" | "int", low, high)}``.
     per_run:
@@ -169,6 +177,9 @@ def tune(
         cap_delta=cap_delta,
         seed=seed,
     )
+    check_allowance = getattr(candidate, "check_allowance", None)
+    if callable(check_allowance):
+        check_allowance(plan.per_run)  # public: before the budget is charged and anything runs
     if budget is not None:
         _core._budget_charge(budget, plan.cost, "tune", store=store)
     elif store is not None:
@@ -188,6 +199,14 @@ def tune(
             for f in futures:
                 f.cancel()
             raise
+    if results and all(math.isnan(r[1]) for r in results):
+        # Every run refused its configuration before touching the data (InvalidParameter, by
+        # contract data-independent): the outcome depends on public inputs and the plan only,
+        # so saying so releases nothing, while "no release" would hide a misuse.
+        raise InvalidParameter(
+            f"invalid parameter `candidate`: every run refused its configuration; the first "
+            f"said: {results[0][0]}"
+        )
     best = plan.best([r[1] for r in results])
     if best is None:
         return TuneResult(None, None, None, plan.cost)

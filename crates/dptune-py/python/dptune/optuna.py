@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Literal, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Literal, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -57,6 +57,8 @@ __all__ = ["OptimizeResult", "PrivateTrial", "TrialMisuse", "optimize"]
 
 Direction = Literal["maximize", "minimize"]
 Choice = Union[None, bool, int, float, str]
+#: The type of one categorical choice: ``suggest_categorical`` returns the choices' type.
+C = TypeVar("C", bound=Choice)
 
 
 class TrialMisuse(DptuneError):
@@ -194,19 +196,20 @@ class PrivateTrial:
 
         return self._suggest(name, ("int", low, high, step, log), draw)
 
-    def suggest_categorical(self, name: str, choices: Sequence[Choice]) -> Choice:
+    def suggest_categorical(self, name: str, choices: Sequence[C]) -> C:
         """One of ``choices`` (None, bool, int, float or str, as in Optuna), uniformly."""
-        choices = tuple(choices)
-        if not choices or not all(
-            c is None or isinstance(c, (bool, int, float, str)) for c in choices
+        options = tuple(choices)
+        if not options or not all(
+            c is None or isinstance(c, (bool, int, float, str)) for c in options
         ):
             raise TrialMisuse(
-                f"invalid parameter `{name}` = {choices!r}: need at least one choice, each None, "
+                f"invalid parameter `{name}` = {options!r}: need at least one choice, each None, "
                 "bool, int, float or str"
             )
-        return self._suggest(
-            name, ("categorical", choices), lambda: choices[int(self._rng.integers(len(choices)))]
+        value: C = self._suggest(
+            name, ("categorical", options), lambda: options[int(self._rng.integers(len(options)))]
         )
+        return value
 
     def report(self, value: float, step: int) -> None:
         raise _refuse(

@@ -2,7 +2,10 @@
 
 * :mod:`dptune.flower.server_app` — ``app``: a ``ServerApp`` that runs one DP-HYPE round (five
   secure-aggregation stages) and prints one ``DPTUNE_RESULT {...}`` line with the selected index
-  and the client-level guarantee for the actual number of survivors (not their identities).
+  and configuration (``selected_configuration``) and the client-level guarantee for the actual
+  number of survivors (not their identities), then a readable summary that explains an ε below
+  the target (``epsilon_note``: the noise is sized for ``min-survivors``; each further survivor
+  adds its share).
 * :mod:`dptune.flower.client_app` — ``app``: a ``ClientApp`` whose local evaluation is the
   function named by the run config key ``evaluate-fn`` (``module:function``, default
   :func:`dptune.flower.demo.evaluate`); :func:`make_client_app` builds one around your own
@@ -21,7 +24,9 @@ colludes with c clients and lies about who survived), ``neighbours`` (``replace`
 below the stage timeout, default half of it: a late evaluation is replaced by a vote for k
 candidates drawn uniformly at random, so a slow client never becomes a dropout),
 ``pad-to-deadline`` (true: every client answers stage 0 at the deadline, so the server cannot
-time the evaluation; default false), ``round``, ``evaluate-fn``, and ``seed`` (research runs only: a
+time the evaluation; default false), ``round``, ``evaluate-fn``, ``configurations-fn``
+(``module:function`` returning the public configuration of each candidate, default
+:func:`dptune.flower.demo.configurations`), and ``seed`` (research runs only: a
 seed in the run config is visible to the SuperLink and every node, so the noise is **not
 private**; omit it in real use).
 

@@ -66,6 +66,9 @@ class RoundConfig:
     stage_timeout: float = 60.0
     seed: Optional[int] = None  # research runs only: NOT private against anyone who knows it
     evaluate: str = "dptune.flower.demo:evaluate"
+    #: ``module:function`` giving the public configurations the candidates stand for
+    #: (:func:`load_configurations`), so that the release names the selected one.
+    configurations: str = "dptune.flower.demo:configurations"
     #: Colluding survivors the guarantee must hold against (an assumption; 0: nobody colludes).
     #: Each noise share is sized for ``min_survivors − colluders`` honest clients.
     colluders: int = 0
@@ -129,6 +132,7 @@ class RoundConfig:
             stage_timeout=stage_timeout,
             seed=None if seed in (None, "", -1) else int(seed),
             evaluate=get("evaluate-fn", str, "dptune.flower.demo:evaluate"),
+            configurations=get("configurations-fn", str, "dptune.flower.demo:configurations"),
             colluders=colluders,
             eval_deadline=eval_deadline,
             pad_to_deadline=pad,
@@ -145,14 +149,38 @@ class RoundConfig:
         )
 
 
-def load_evaluate(spec: str) -> Evaluate:
-    """Imports ``module:function``."""
+def _load(key: str, spec: str) -> Any:
+    """Imports ``module:function`` (the run config's ``key``)."""
     mod, _, attr = spec.partition(":")
     if not mod or not attr:
         raise _core.InvalidParameter(
-            f"invalid parameter `evaluate-fn` = {spec}: expected \"module:function\""
+            f"invalid parameter `{key}` = {spec}: expected \"module:function\""
         )
     return getattr(importlib.import_module(mod), attr)
+
+
+def load_evaluate(spec: str) -> Evaluate:
+    """Imports ``module:function``."""
+    return _load("evaluate-fn", spec)  # type: ignore[no-any-return]
+
+
+def load_configurations(cfg: RoundConfig) -> List[Any]:
+    """The public configurations of the ``candidates`` (``configurations-fn``, called as
+    ``fn(candidates)``): one JSON-serialisable value per candidate, in candidate order. Public:
+    declared before the round, the same on the server and every client. Checked when the
+    server's round starts (an :class:`InvalidParameter` naming ``configurations-fn``)."""
+    fn = _load("configurations-fn", cfg.configurations)
+    try:
+        configs = list(fn(cfg.candidates))
+        json.dumps(configs)
+    except (TypeError, ValueError):
+        configs = None
+    if configs is None or len(configs) != cfg.candidates:
+        raise _core.InvalidParameter(
+            f"invalid parameter `configurations-fn` = {cfg.configurations}: must return one "
+            f"JSON-serialisable configuration per candidate ({cfg.candidates})"
+        )
+    return configs
 
 
 # ------------------------------------------------------------------------------------------------
@@ -307,6 +335,7 @@ class ServerRound:
     ids: List[int]
     server: Any = field(init=False)
     pending: Dict[int, bytes] = field(init=False)
+    configurations: List[Any] = field(init=False)
 
     def __post_init__(self):
         if len(self.ids) != self.cfg.min_nodes:
@@ -322,6 +351,7 @@ class ServerRound:
             colluders=self.cfg.colluders,
         )
         self.pending = {i: b"" for i in range(len(self.ids))}
+        self.configurations = load_configurations(self.cfg)
 
     def outgoing(self) -> Dict[int, bytes]:
         """SecAgg id → message for the current stage."""
@@ -359,6 +389,10 @@ class ServerRound:
         selected = _core.select_argmax(total, seed=self.cfg.seed)
         return {
             "selected": int(selected),
+            "selected_configuration": self.configurations[int(selected)],
+            "candidates": self.cfg.candidates,
+            "target_epsilon": self.cfg.epsilon,
+            "epsilon_note": epsilon_note(self.cfg, len(survivors), float(eps)),
             "survivors": len(survivors),
             "colluders": self.cfg.colluders,
             "epsilon": float(eps),
@@ -371,6 +405,39 @@ class ServerRound:
                 "does not depend on the clients' data"
             ),
         }
+
+
+def epsilon_note(cfg: RoundConfig, survivors: int, epsilon: float) -> str:
+    """Why the released ε is what it is (public: a function of the public configuration and of
+    the released number of survivors). The noise is sized before the round so that
+    ``min-survivors`` survivors (``colluders`` of them assumed to know their own shares) give
+    the target ε; every further honest survivor adds its own noise share, so more survivors mean
+    more noise in the sum and an ε below the target."""
+    c, t = cfg.colluders, cfg.min_survivors
+    honest = f"{t - c} honest clients" if c else f"{t} clients"
+    if survivors > t:
+        return (
+            f"epsilon {epsilon:.4g} is below the target {cfg.epsilon:g}: the noise is sized so "
+            f"that min-survivors = {t} survivors give the target (each noise share is sized for "
+            f"{honest}); {survivors} survived and each added its share, so the sum carries more "
+            "noise than the target needs"
+        )
+    return (
+        f"epsilon {epsilon:.4g} for the target {cfg.epsilon:g}: {survivors} survivors = "
+        f"min-survivors, the number the noise is sized for (each share for {honest}; the "
+        "calibration rounds toward more noise)"
+    )
+
+
+def summary_line(result: Mapping[str, Any]) -> str:
+    """A human-readable account of a release: the selected configuration, its candidate index,
+    the whole round's ε and why it differs from the target."""
+    return (
+        f"DP-HYPE selected configuration {json.dumps(result['selected_configuration'])} "
+        f"(candidate {result['selected']} of 0..{result['candidates'] - 1}); whole round: "
+        f"epsilon = {result['epsilon']:.4g} at delta = {result['delta']:g} "
+        f"({result['neighbours']} neighbours, client level). {result['epsilon_note']}."
+    )
 
 
 def result_line(result: Mapping[str, Any]) -> str:

@@ -71,3 +71,4 @@ def main(grid: Grid, context: Context) -> None:
         print(P.refusal_line(), flush=True)
         return
     print(P.result_line(result), flush=True)
+    print(P.summary_line(result), flush=True)
