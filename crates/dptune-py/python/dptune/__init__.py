@@ -72,7 +72,7 @@ from ._core import (
     zcdp_rho_for,
 )
 from ._nonprivate import NotPrivate, nonprivate_selection_probabilities
-from ._tune import TuneResult, tune
+from ._tune import DpSgd, TruncationWarning, TuneResult, tune
 
 
 
@@ -108,6 +108,7 @@ MECHANISMS = (
 __all__ = [
     "BudgetExceeded",
     "DataError",
+    "DpSgd",
     "DptuneError",
     "Guarantee",
     "InvalidParameter",
@@ -119,6 +120,7 @@ __all__ = [
     "SecAggClient",
     "SecAggServer",
     "SeededRun",
+    "TruncationWarning",
     "TuneResult",
     "budget_create",
     "budget_status",
