@@ -148,6 +148,9 @@ fn _calibrate_tuning(
     m.check().py()?;
     let kind = PerRun::parse(per_run, sampling_rate, steps)?;
     let target = &target.inner;
+    if !(cap_share > 0.0 && cap_share < 1.0) {
+        return Err(invalid("cap_share", cap_share, "must lie in (0, 1)"));
+    }
     let capped = cap_auto || cap.is_some();
     if !capped {
         let (run, z) = calibrate_per_run(target, &m, kind)?;
@@ -160,9 +163,6 @@ fn _calibrate_tuning(
             "an exhaustive search runs every grid point (its number of runs is public): there \
              is nothing to cap",
         ));
-    }
-    if !(cap_share > 0.0 && cap_share < 1.0) {
-        return Err(invalid("cap_share", cap_share, "must lie in (0, 1)"));
     }
     if cap == Some(0) {
         return Err(invalid("cap", 0, "must be at least 1"));

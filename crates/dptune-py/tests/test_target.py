@@ -87,6 +87,12 @@ def test_target_and_a_per_run_guarantee_together_are_refused():
     with pytest.raises(dptune.InvalidParameter, match="per_run"):
         dptune.tune(reference_candidate, SPACE, target=TARGET, per_run="gaussian",
                     repeats=dptune.Repeats.with_mean(10))
+    with pytest.raises(dptune.InvalidParameter, match="cap_share"):
+        dptune.tune(reference_candidate, SPACE, target=TARGET, cap_share=1.0,
+                    repeats=dptune.Repeats.with_mean(10))
+    with pytest.raises(dptune.InvalidParameter, match="sampling_rate"):
+        dptune.tune(reference_candidate, SPACE, target=TARGET, per_run=dptune.DpSgd(1.5, 10),
+                    repeats=dptune.Repeats.with_mean(10))
     # A target the selection overhead alone exceeds: refused before anything runs.
     calls = []
     with pytest.raises(dptune.NoRelease):
@@ -239,6 +245,10 @@ def test_guarantees_pickle_exactly(g):
     for d in (1e-5, 1e-3):
         assert back.epsilon(d).hex() == g.epsilon(d).hex()
     assert back.fits_within(g) and g.fits_within(back)
+    data = g.__reduce__()[1][0]
+    for bad in (data[:-1], data + b"\0", b"XXXX" + data[4:]):
+        with pytest.raises(dptune.InvalidParameter, match="bytes"):
+            dptune.Guarantee._from_bytes(bad)
 
 
 def _epsilon_in_worker(g):

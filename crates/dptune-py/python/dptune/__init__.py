@@ -6,6 +6,11 @@ configurations and seeds, the cost), DP-HYPE votes, Skellam noise and secure agg
 This package adds numpy-friendly signatures, the Python-callable tuner and the Flower apps
 (``dptune.flower``). Numpy in, numpy out; the library prints nothing.
 
+Tuning: :func:`tune` takes the whole tuning's allowance (``target=Guarantee.approx(eps,
+delta)``) and calibrates what each run may spend (zCDP, pure, or a DP-SGD noise multiplier via
+:class:`DpSgd`) with the core's calibration, or takes the per-run allowance itself
+(``per_run=``); ``print(result)`` shows the whole tuning's ε and the released configuration.
+
 Errors raised by the core arrive as :class:`DptuneError` subclasses carrying the core's message:
 :class:`InvalidParameter` (bad input, naming the parameter), :class:`DataError` (malformed
 private data, found by validation before any mechanism runs), :class:`BudgetExceeded` and

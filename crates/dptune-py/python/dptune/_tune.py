@@ -111,10 +111,18 @@ def _epsilon_phrase(g: Guarantee, target: Optional[Guarantee]) -> str:
     """"eps = 2.00 at delta = 1e-05" from the guarantee: at the target's δ if the target states
     one, else its pure ε, else at its own stated δ, else at δ = 1e-5."""
     if g.pure_epsilon is not None:
-        return f"eps = {g.pure_epsilon:.4g} (pure DP)"
+        return f"eps = {_up(g.pure_epsilon)} (pure DP)"
     stated = (target.approx_bound if target is not None else None) or g.approx_bound
     delta = stated[1] if stated is not None else _SHOWN_DELTA
-    return f"eps = {g.epsilon(delta):.4g} at delta = {delta:.3g}"
+    return f"eps = {_up(g.epsilon(delta))} at delta = {delta:.3g}"
+
+
+def _up(x: float) -> str:
+    """``x`` to four significant digits, rounded up (a shown ε is never below the computed)."""
+    s = f"{x:.4g}"
+    while float(s) < x:
+        s = f"{float(s) + 10 ** (math.floor(math.log10(float(s))) - 3):.4g}"
+    return s
 
 
 def _run_one(candidate: Candidate, config: dict, allowance: Guarantee, seed: int):
