@@ -1068,8 +1068,8 @@ impl PyRepeats {
     fn kind(&self) -> &'static str {
         match self.inner {
             repeat::Repeats::Poisson { .. } => "poisson",
-            repeat::Repeats::TruncatedNegativeBinomial { eta, .. } if eta == 1.0 => "geometric",
-            repeat::Repeats::TruncatedNegativeBinomial { eta, .. } if eta == 0.0 => "logarithmic",
+            repeat::Repeats::TruncatedNegativeBinomial { eta: 1.0, .. } => "geometric",
+            repeat::Repeats::TruncatedNegativeBinomial { eta: 0.0, .. } => "logarithmic",
             repeat::Repeats::TruncatedNegativeBinomial { .. } => "truncated negative binomial",
         }
     }
@@ -1077,7 +1077,7 @@ impl PyRepeats {
     #[getter]
     fn stop_probability(&self) -> Option<f64> {
         match self.inner {
-            repeat::Repeats::TruncatedNegativeBinomial { eta, gamma } if eta == 1.0 => Some(gamma),
+            repeat::Repeats::TruncatedNegativeBinomial { eta: 1.0, gamma } => Some(gamma),
             _ => None,
         }
     }
@@ -1102,7 +1102,7 @@ impl PyRepeats {
         let mean = n(self.inner.mean());
         match self.inner {
             repeat::Repeats::Poisson { mean } => format!("Repeats(poisson, mean={})", n(mean)),
-            repeat::Repeats::TruncatedNegativeBinomial { eta, gamma } if eta == 1.0 => format!(
+            repeat::Repeats::TruncatedNegativeBinomial { eta: 1.0, gamma } => format!(
                 "Repeats(geometric, stop_probability={}, mean={mean})",
                 n(gamma)
             ),

@@ -151,6 +151,15 @@ fn _calibrate_tuning(
     if !(cap_share > 0.0 && cap_share < 1.0) {
         return Err(invalid("cap_share", cap_share, "must lie in (0, 1)"));
     }
+    if matches!(target.bounds(), [Bnd::Zcdp { .. }]) && !matches!(m, Method::Exhaustive { .. }) {
+        return Err(invalid(
+            "target",
+            target,
+            "the cost of a private selection among a random number of runs is an RDP curve (and \
+             a pure ε for pure runs), never a zCDP bound, so no tuning fits a zCDP target: give \
+             Guarantee.approx(eps, delta) (or a pure target with per_run=\"pure\")",
+        ));
+    }
     let capped = cap_auto || cap.is_some();
     if !capped {
         let (run, z) = calibrate_per_run(target, &m, kind)?;

@@ -87,6 +87,9 @@ def test_target_and_a_per_run_guarantee_together_are_refused():
     with pytest.raises(dptune.InvalidParameter, match="per_run"):
         dptune.tune(reference_candidate, SPACE, target=TARGET, per_run="gaussian",
                     repeats=dptune.Repeats.with_mean(10))
+    with pytest.raises(dptune.InvalidParameter, match="zCDP target"):
+        dptune.tune(reference_candidate, SPACE, target=dptune.Guarantee.zcdp(0.5),
+                    repeats=dptune.Repeats.with_mean(10))
     with pytest.raises(dptune.InvalidParameter, match="cap_share"):
         dptune.tune(reference_candidate, SPACE, target=TARGET, cap_share=1.0,
                     repeats=dptune.Repeats.with_mean(10))
