@@ -186,7 +186,10 @@ def test_minimize_is_maximize_of_the_negated_score(seed):
 def test_direction_is_checked():
     with pytest.raises(dptune.InvalidParameter, match="direction"):
         dptune.tune(reference_candidate, SPACE, per_run=dptune.Guarantee.pure(0.1),
-                    repeats=dptune.Repeats.geometric(0.5), direction="min")
+                    repeats=dptune.Repeats.geometric(0.5), direction="lowest")
+    r = dptune.tune(negated, SPACE, per_run=dptune.Guarantee.pure(0.1),
+                    repeats=dptune.Repeats.geometric(0.5), direction="min", seed=1)
+    assert r.direction == "minimize"
 
 
 # ------------------------------------------------------------------------------------------------

@@ -293,7 +293,8 @@ def tune(
         (Liu–Talwar; needs ``threshold`` and ``gamma``) or ``"exhaustive"`` (every grid point,
         composed).
     direction:
-        ``"maximize"`` (default) or ``"minimize"`` (e.g. a loss). Minimising is exactly
+        ``"maximize"`` (default) or ``"minimize"`` (e.g. a loss; ``"max"``/``"min"`` as in
+        :func:`dptune.select`). Minimising is exactly
         maximising the negated scores (negation is exact in floating point, ties still go to
         the earlier run, and with ``threshold`` a run is accepted when its score is at most the
         threshold): the selection is the same post-processing of the runs' private scores, so
@@ -345,11 +346,15 @@ def tune(
         :meth:`~TuneResult.summary`. The number of runs is never returned.
     """
     _core._check_callable(candidate)
-    if direction not in ("maximize", "minimize"):
+    # The spellings `dptune.select` accepts for its goal, normalised.
+    directions = {"maximize": "maximize", "max": "maximize", "minimize": "minimize",
+                  "min": "minimize"}
+    if direction not in directions:
         raise InvalidParameter(
             f"invalid parameter `direction` = {direction!r}: expected \"maximize\" or "
             "\"minimize\""
         )
+    direction = directions[direction]
     sign = -1.0 if direction == "minimize" else 1.0
     core_space, choices = _index_space(space)
     check_space = getattr(candidate, "check_space", None)
