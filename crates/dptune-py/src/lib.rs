@@ -33,6 +33,7 @@ use dptune::Error;
 mod accounting;
 mod budget;
 mod limits;
+mod target;
 
 create_exception!(
     _core,
@@ -90,8 +91,10 @@ type R<T> = PyResult<T>;
 const MAX_RUNS: usize = tune::MAX_CAP as usize;
 /// Inputs at least this long are copied and selected with the GIL released.
 const DETACH_AT: usize = 4096;
-/// The pickling recipe of a guarantee: constructor and its arguments.
-type Reduced<'py> = (Bound<'py, PyAny>, (Vec<(String, f64, f64)>, String));
+/// The pickling recipe of a guarantee: constructor and its argument (the exact byte encoding).
+type Reduced<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>,));
+/// The δ at which a guarantee without a pure or (ε, δ) bound shows its ε when printed.
+const SHOWN_DELTA: f64 = 1e-5;
 /// A 1-D int64 numpy array.
 type I64Array<'py> = Bound<'py, PyArray1<i64>>;
 
@@ -368,6 +371,18 @@ impl PyGuarantee {
     fn pure_epsilon(&self) -> Option<f64> {
         self.inner.pure_eps()
     }
+    /// (ε, δ) if the guarantee states an (ε, δ) bound (the one with the smallest ε).
+    #[getter]
+    fn approx_bound(&self) -> Option<(f64, f64)> {
+        self.inner
+            .bounds()
+            .iter()
+            .filter_map(|b| match b {
+                Bnd::Approx { eps, delta } => Some((*eps, *delta)),
+                _ => None,
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+    }
     /// ρ if the guarantee includes a zCDP bound.
     #[getter]
     fn rho(&self) -> Option<f64> {
@@ -390,46 +405,15 @@ impl PyGuarantee {
             .rdp_curve()
             .map(|c| PyArray1::from_vec(py, orders.iter().map(|&a| c.eval(a)).collect())))
     }
-    /// Rebuilds a guarantee from its bounds (for pickling): a list of ("pure", ε),
-    /// ("approx", ε, δ) or ("zcdp", ρ) tuples.
+    /// Rebuilds a guarantee from [`dptune::privacy::Guarantee::to_bytes`] (for pickling).
     #[staticmethod]
-    fn _from_parts(parts: Vec<(String, f64, f64)>, neighbours: &str) -> R<Self> {
-        let nb = self::neighbours(neighbours)?;
-        let mut out: Option<Guarantee> = None;
-        for (kind, a, b) in parts {
-            let one = match kind.as_str() {
-                "pure" => Guarantee::pure(a, nb),
-                "approx" => Guarantee::approx(a, b, nb),
-                "zcdp" => Guarantee::zcdp(a, nb),
-                _ => return Err(invalid("parts", kind, "unknown bound")),
-            }
-            .py()?;
-            out = Some(match out {
-                None => one,
-                Some(o) => o.and(one).py()?,
-            });
-        }
-        Ok(g(out.ok_or_else(|| invalid("parts", "[]", "need a bound"))?))
+    fn _from_bytes(data: &[u8]) -> R<Self> {
+        Ok(g(Guarantee::from_bytes(data).py()?))
     }
+    /// Pickled exactly (every bound, RDP curve and privacy loss distribution, bit for bit).
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> R<Reduced<'py>> {
-        let me = slf.get();
-        let mut parts = Vec::new();
-        for b in me.inner.bounds() {
-            parts.push(match b {
-                Bnd::Pure { eps } => ("pure".to_string(), *eps, 0.0),
-                Bnd::Approx { eps, delta } => ("approx".to_string(), *eps, *delta),
-                Bnd::Zcdp { rho } => ("zcdp".to_string(), *rho, 0.0),
-                Bnd::Rdp(_) => {
-                    return Err(PyTypeError::new_err(
-                        "a guarantee with an RDP curve cannot be pickled; pass a pure or zCDP one",
-                    ))
-                }
-            });
-        }
-        Ok((
-            slf.get_type().getattr("_from_parts")?,
-            (parts, me.inner.neighbours().to_string()),
-        ))
+        let bytes = PyBytes::new(slf.py(), &slf.get().inner.to_bytes());
+        Ok((slf.get_type().getattr("_from_bytes")?, (bytes,)))
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other
@@ -438,10 +422,25 @@ impl PyGuarantee {
             .unwrap_or(false)
     }
     fn __repr__(&self) -> String {
-        format!("Guarantee({})", self.inner)
+        format!("Guarantee({})", self.__str__())
     }
+    /// The bounds with their numbers; a guarantee stated only as zCDP, an RDP curve or a PLD
+    /// also shows its ε at δ = 1e-5 (`epsilon(delta)` gives it at any other δ).
     fn __str__(&self) -> String {
-        self.inner.to_string()
+        let direct = self
+            .inner
+            .bounds()
+            .iter()
+            .any(|b| matches!(b, Bnd::Pure { .. } | Bnd::Approx { .. }));
+        match self.inner.epsilon(SHOWN_DELTA) {
+            Ok(e) if !direct => format!(
+                "{}: eps = {} at delta = {}",
+                self.inner,
+                dptune::privacy::fmt_number(e),
+                dptune::privacy::fmt_number(SHOWN_DELTA)
+            ),
+            _ => self.inner.to_string(),
+        }
     }
 }
 
@@ -884,15 +883,15 @@ fn largest_pure_within(allowance: &PyGuarantee) -> R<f64> {
     tune::cost::largest_pure_within(&allowance.inner).py()
 }
 
-/// DP-SGD ε at δ over the default order grid.
+/// DP-SGD ε at δ: `dpsgd_guarantee(...).epsilon(delta)`, the one conversion of the RDP curve
+/// (optimised over continuous orders; dp_accounting's fixed grid gives a slightly larger ε).
 #[pyfunction]
 #[pyo3(signature = (sampling_rate, noise_multiplier, steps, delta))]
 fn dpsgd_epsilon(sampling_rate: f64, noise_multiplier: f64, steps: u64, delta: f64) -> R<f64> {
-    Ok(
-        subsampled::dpsgd_epsilon_grid(sampling_rate, noise_multiplier, steps, delta)
-            .py()?
-            .eps,
-    )
+    subsampled::dpsgd_guarantee(sampling_rate, noise_multiplier, steps)
+        .py()?
+        .epsilon(delta)
+        .py()
 }
 
 /// An exact noisy count: `count` + discrete Laplace noise of scale 1/ε rounded up (Canonne,
@@ -1020,14 +1019,26 @@ impl PyRepeats {
             inner: repeat::Repeats::poisson(mean).py()?,
         })
     }
-    /// K ~ Geometric(gamma) on {1, 2, ...} (Liu–Talwar).
+    /// K geometric on {1, 2, ...} (Liu–Talwar): after each run, stop with probability
+    /// `stop_probability` (E[K] = 1/stop_probability), or give `mean` instead. `gamma` is the
+    /// older keyword name of the stop probability (the same meaning).
     #[staticmethod]
-    fn geometric(gamma: f64) -> R<Self> {
-        Ok(Self {
-            inner: repeat::Repeats::geometric(gamma).py()?,
-        })
+    #[pyo3(signature = (stop_probability=None, *, mean=None, gamma=None))]
+    fn geometric(stop_probability: Option<f64>, mean: Option<f64>, gamma: Option<f64>) -> R<Self> {
+        let inner = match (stop_probability, gamma, mean) {
+            (Some(p), None, None) | (None, Some(p), None) => repeat::Repeats::geometric(p),
+            (None, None, Some(m)) => repeat::Repeats::tnb_with_mean(1.0, m),
+            _ => {
+                return Err(invalid(
+                    "stop_probability",
+                    "several or none",
+                    "give exactly one of stop_probability (or its old name gamma) and mean",
+                ))
+            }
+        };
+        Ok(Self { inner: inner.py()? })
     }
-    /// K ~ truncated negative binomial D_{eta, gamma} (Papernot–Steinke).
+    /// K ~ truncated negative binomial D_{eta, gamma} (Papernot–Steinke Definition 1).
     #[staticmethod]
     fn tnb(eta: f64, gamma: f64) -> R<Self> {
         Ok(Self {
@@ -1041,13 +1052,74 @@ impl PyRepeats {
             inner: repeat::Repeats::tnb_with_mean(eta, mean).py()?,
         })
     }
+    /// Papernot–Steinke's truncated negative binomial with E[K] = `mean` and shape `eta`
+    /// (default 0: logarithmic, the command-line tool's default; 1 is geometric).
+    #[staticmethod]
+    #[pyo3(signature = (mean, eta=0.0))]
+    fn with_mean(mean: f64, eta: f64) -> R<Self> {
+        Self::tnb_with_mean(eta, mean)
+    }
     /// E[K] (public: a property of the distribution, not of a draw).
     #[getter]
     fn mean(&self) -> f64 {
         self.inner.mean()
     }
+    /// "poisson", "geometric", "logarithmic" or "truncated negative binomial".
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.inner {
+            repeat::Repeats::Poisson { .. } => "poisson",
+            repeat::Repeats::TruncatedNegativeBinomial { eta: 1.0, .. } => "geometric",
+            repeat::Repeats::TruncatedNegativeBinomial { eta: 0.0, .. } => "logarithmic",
+            repeat::Repeats::TruncatedNegativeBinomial { .. } => "truncated negative binomial",
+        }
+    }
+    /// The probability of stopping after each run, for geometric K (else None).
+    #[getter]
+    fn stop_probability(&self) -> Option<f64> {
+        match self.inner {
+            repeat::Repeats::TruncatedNegativeBinomial { eta: 1.0, gamma } => Some(gamma),
+            _ => None,
+        }
+    }
+    /// The shape η of a truncated negative binomial (else None).
+    #[getter]
+    fn eta(&self) -> Option<f64> {
+        match self.inner {
+            repeat::Repeats::TruncatedNegativeBinomial { eta, .. } => Some(eta),
+            repeat::Repeats::Poisson { .. } => None,
+        }
+    }
+    /// The parameter γ of a truncated negative binomial (else None).
+    #[getter]
+    fn gamma(&self) -> Option<f64> {
+        match self.inner {
+            repeat::Repeats::TruncatedNegativeBinomial { gamma, .. } => Some(gamma),
+            repeat::Repeats::Poisson { .. } => None,
+        }
+    }
     fn __repr__(&self) -> String {
-        format!("Repeats({:?})", self.inner)
+        let n = dptune::privacy::fmt_number;
+        let mean = n(self.inner.mean());
+        match self.inner {
+            repeat::Repeats::Poisson { mean } => format!("Repeats(poisson, mean={})", n(mean)),
+            repeat::Repeats::TruncatedNegativeBinomial { eta: 1.0, gamma } => format!(
+                "Repeats(geometric, stop_probability={}, mean={mean})",
+                n(gamma)
+            ),
+            repeat::Repeats::TruncatedNegativeBinomial { eta, gamma } => format!(
+                "Repeats({}, eta={}, gamma={}, mean={mean})",
+                self.kind(),
+                n(eta),
+                n(gamma)
+            ),
+        }
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyRepeats>()
+            .map(|o| o.get().inner == self.inner)
+            .unwrap_or(false)
     }
 }
 
@@ -1108,10 +1180,13 @@ fn tuning_cost(
     Ok(g(tune::tuning_cost(&m, &per_run.inner).py()?))
 }
 
-/// Largest per-run ρ (zCDP) or ε (pure) whose whole tuning fits `outer`.
+/// Largest per-run allowance whose whole tuning fits `outer`: ρ (zCDP), ε (pure), or for
+/// "dpsgd" the RDP curve of `steps` DP-SGD steps at rate `sampling_rate` with the smallest
+/// noise multiplier that fits (`dpsgd_noise_multiplier(allowance, ...)` gives it back).
 #[pyfunction]
 #[pyo3(signature = (outer, *, method="repeat", repeats=None, gamma=None, threshold=None,
-    runs=None, per_run="zcdp"))]
+    runs=None, per_run="zcdp", sampling_rate=None, steps=None))]
+#[allow(clippy::too_many_arguments)]
 fn calibrate(
     outer: &PyGuarantee,
     method: &str,
@@ -1120,16 +1195,12 @@ fn calibrate(
     threshold: Option<f64>,
     runs: Option<usize>,
     per_run: &str,
+    sampling_rate: Option<f64>,
+    steps: Option<u64>,
 ) -> R<PyGuarantee> {
     let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
-    let nb = outer.inner.neighbours();
-    let (_, run) = match per_run {
-        "zcdp" => tune::calibrate(&outer.inner, &m, |r| Guarantee::zcdp(r, nb), 1e-12, 1e3),
-        "pure" => tune::calibrate(&outer.inner, &m, |e| Guarantee::pure(e, nb), 1e-12, 1e3),
-        _ => return Err(invalid("per_run", per_run, "expected \"zcdp\" or \"pure\"")),
-    }
-    .py()?;
-    Ok(g(run))
+    let kind = target::PerRun::parse(per_run, sampling_rate, steps)?;
+    Ok(g(target::calibrate_per_run(&outer.inner, &m, kind)?.0))
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1245,6 +1316,9 @@ struct TuningPlan {
     threshold: Option<f64>,
     cost: Guarantee,
     per_run: Guarantee,
+    /// With a cap: the δ the truncation adds, and the advice on choosing a cap when that is
+    /// more than `cap_delta` (public: computed from the method, the cap and the cost).
+    truncation: Option<(f64, String)>,
 }
 
 /// Draws a tuning plan exactly as `dptune::tune::Tuner::run` does: the tuner's generator yields
@@ -1252,7 +1326,7 @@ struct TuningPlan {
 /// next 64-bit word of stream i).
 #[pyfunction]
 #[pyo3(signature = (space, per_run, *, method="repeat", repeats=None, gamma=None,
-    threshold=None, cap=None, cap_delta=0.0, seed=None))]
+    threshold=None, cap=None, cap_delta=0.0, seed=None, target=None))]
 #[allow(clippy::too_many_arguments)]
 fn _plan_tuning(
     space: &Bound<'_, PyAny>,
@@ -1264,6 +1338,7 @@ fn _plan_tuning(
     cap: Option<u64>,
     cap_delta: f64,
     seed: Option<Seed<'_>>,
+    target: Option<PyRef<'_, PyGuarantee>>,
 ) -> R<TuningPlan> {
     let space = space_from(space)?;
     let runs = if method == "exhaustive" {
@@ -1282,6 +1357,34 @@ fn _plan_tuning(
         ..Default::default()
     };
     let cost = tuner.cost(&options).py()?;
+    // A target-first tuning is calibrated to fit; this re-check makes the plan refuse (before
+    // anything is drawn) whatever path produced a cost that does not.
+    if let Some(t) = &target {
+        if !tune::cost::fits(&t.inner, &cost).py()? {
+            return Err(BudgetExceeded::new_err(format!(
+                "budget exceeded: the tuning costs {cost}, more than the target {}; nothing ran",
+                t.inner
+            )));
+        }
+    }
+    let truncation = match cap {
+        Some(t) if !matches!(m, Method::Exhaustive { .. }) => {
+            let eps = tune::tuning_cost(&m, &per_run.inner)
+                .py()?
+                .epsilon(cap_delta)
+                .py()?;
+            let term = tune::capped_delta(&m, t, eps, 0.0).py()?;
+            let advice = if cap_delta > 0.0 {
+                target::cap_advice(&m, eps, cap_delta)
+            } else {
+                "give cap_delta > 0 (the δ the truncation may add is then chosen against it), or \
+                 target=Guarantee.approx(eps, delta) with cap=\"auto\""
+                    .to_string()
+            };
+            Some((term, advice))
+        }
+        _ => None,
+    };
     let mut rng = rng_from(seed)?;
     let streams = rng.streams();
     let (k, grid) = match m {
@@ -1317,6 +1420,7 @@ fn _plan_tuning(
         },
         cost,
         per_run: per_run.inner.clone(),
+        truncation,
     })
 }
 
@@ -1331,6 +1435,11 @@ impl TuningPlan {
     #[getter]
     fn per_run(&self) -> PyGuarantee {
         g(self.per_run.clone())
+    }
+    /// With a cap: (δ the truncation adds, how to choose a cap); else None.
+    #[getter]
+    fn truncation(&self) -> Option<(f64, String)> {
+        self.truncation.clone()
     }
     /// The tasks to dispatch: a list of (index, config dict, seed).
     fn tasks<'py>(&self, py: Python<'py>) -> R<Vec<(u64, Bound<'py, PyDict>, u64)>> {
@@ -1823,5 +1932,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     budget::register(m)?;
     accounting::register(m)?;
+    target::register(m)?;
     Ok(())
 }

@@ -525,7 +525,9 @@ def test_python_tune_releases_the_same_public_fields_on_neighbours():
 
 def _released_paths(result):
     """The attribute paths a Python tuning result releases, as the release schema names them."""
-    tune_paths = [f"config.{k}" for k in (result.config or {})] + ["model", "score", "guarantee"]
+    tune_paths = [f"config.{k}" for k in (result.config or {})] + [
+        k for k in vars(result) if k != "config"
+    ]
     model_paths = sorted(set(vars(result.model)) | set(result.model.get_params()))
     return tune_paths, model_paths
 

@@ -534,6 +534,13 @@ pub static COMMANDS: &[CommandSchema] = &[
             private("model", "guarantee (the selected candidate's model)"),
             private("score", "guarantee (the selected candidate's noisy score)"),
             public("guarantee"),
+            // Inputs, or computed from inputs alone (the calibration, the cap).
+            public("per_run"),
+            public("target"),
+            public("method"),
+            public("direction"),
+            public("cap"),
+            public("noise_multiplier"),
         ],
     },
     CommandSchema {

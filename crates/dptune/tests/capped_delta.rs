@@ -53,3 +53,25 @@ fn capped_logarithmic_tuning_charges_at_least_the_exact_truncation_term() {
         );
     }
 }
+
+/// `smallest_cap` (the Python tuner's `cap="auto"`): for the same tuning (ε = 1.0605), the
+/// smallest cap whose truncation term fits the term of cap 100 is 100, and one ulp less δ needs
+/// cap 101: the search is exact, not merely safe.
+#[test]
+fn smallest_cap_is_the_first_cap_whose_truncation_term_fits() {
+    use dptune::tune::{capped_delta, smallest_cap};
+    let m = Method::RepeatAndSelect(Repeats::tnb_with_mean(0.0, 10.0).unwrap());
+    let eps = 1.0605;
+    let term = capped_delta(&m, 100, eps, 0.0).unwrap();
+    assert_eq!(smallest_cap(&m, eps, term).unwrap(), Some(100));
+    assert_eq!(smallest_cap(&m, eps, term.next_down()).unwrap(), Some(101));
+    // Geometric K with stop probability 0.1 and ε = 2.876911 (the Python README's per-run
+    // zCDP 0.05 with cap_delta 1e-6): cap 30 adds δ ≈ 0.795; 159 is the first within 1e-6.
+    let geo = Method::RepeatAndSelect(Repeats::geometric(0.1).unwrap());
+    assert!(capped_delta(&geo, 30, 2.876911, 0.0).unwrap() > 0.79);
+    assert_eq!(smallest_cap(&geo, 2.876911, 1e-6).unwrap(), Some(159));
+    assert!(capped_delta(&geo, 158, 2.876911, 0.0).unwrap() > 1e-6);
+    // Refusals: no random K to cap, no δ to spend.
+    assert!(smallest_cap(&Method::Exhaustive { runs: 3 }, eps, 1e-6).is_err());
+    assert!(smallest_cap(&m, eps, 0.0).is_err());
+}

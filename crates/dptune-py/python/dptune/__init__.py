@@ -6,6 +6,11 @@ configurations and seeds, the cost), DP-HYPE votes, Skellam noise and secure agg
 This package adds numpy-friendly signatures, the Python-callable tuner and the Flower apps
 (``dptune.flower``). Numpy in, numpy out; the library prints nothing.
 
+Tuning: :func:`tune` takes the whole tuning's allowance (``target=Guarantee.approx(eps,
+delta)``) and calibrates what each run may spend (zCDP, pure, or a DP-SGD noise multiplier via
+:class:`DpSgd`) with the core's calibration, or takes the per-run allowance itself
+(``per_run=``); ``print(result)`` shows the whole tuning's ε and the released configuration.
+
 Errors raised by the core arrive as :class:`DptuneError` subclasses carrying the core's message:
 :class:`InvalidParameter` (bad input, naming the parameter), :class:`DataError` (malformed
 private data, found by validation before any mechanism runs), :class:`BudgetExceeded` and
@@ -73,7 +78,7 @@ from ._core import (
 )
 from . import accounting
 from ._nonprivate import NotPrivate, nonprivate_selection_probabilities
-from ._tune import TuneResult, tune
+from ._tune import DpSgd, TruncationWarning, TuneResult, tune
 
 
 
@@ -109,6 +114,7 @@ MECHANISMS = (
 __all__ = [
     "BudgetExceeded",
     "DataError",
+    "DpSgd",
     "DptuneError",
     "Guarantee",
     "InvalidParameter",
@@ -120,6 +126,7 @@ __all__ = [
     "SecAggClient",
     "SecAggServer",
     "SeededRun",
+    "TruncationWarning",
     "TuneResult",
     "accounting",
     "budget_create",

@@ -42,7 +42,12 @@ from ._nonprivate import (
     NotPrivate as NotPrivate,
     nonprivate_selection_probabilities as nonprivate_selection_probabilities,
 )
-from ._tune import TuneResult as TuneResult, tune as tune
+from ._tune import (
+    DpSgd as DpSgd,
+    TruncationWarning as TruncationWarning,
+    TuneResult as TuneResult,
+    tune as tune,
+)
 from .types import Mechanism
 
 #: One private selection (the core's ``select_index``). A definition, not an ``import ... as

@@ -54,8 +54,11 @@ class NoRelease(DptuneError):
     selection overhead that alone exceeds the allowance)."""
 
 class Guarantee:
-    """What a mechanism promises and what a release spent. Immutable, comparable, picklable
-    (pure, approximate and zCDP bounds). Always carries its neighbour relation."""
+    """What a mechanism promises and what a release spent. Immutable, comparable, and pickled
+    exactly (every bound, RDP curve and privacy loss distribution, bit for bit), so it crosses
+    a process pool. Always carries its neighbour relation. ``str()`` shows the numbers: pure ε,
+    (ε, δ), ρ, and for a guarantee stated only as zCDP, an RDP curve or a PLD, its ε at
+    δ = 1e-5."""
 
     @staticmethod
     def pure(epsilon: float, neighbours: Neighbours = "add-remove") -> Guarantee: ...
@@ -79,6 +82,9 @@ class Guarantee:
     @property
     def pure_epsilon(self) -> Optional[float]: ...
     @property
+    def approx_bound(self) -> Optional[Tuple[float, float]]:
+        """(ε, δ) if the guarantee states an (ε, δ) bound (the one with the smallest ε)."""
+    @property
     def rho(self) -> Optional[float]: ...
     @property
     def neighbours(self) -> Literal["add/remove-one", "replace-one"]:
@@ -87,18 +93,42 @@ class Guarantee:
         """The RDP curve at ``orders``, if the guarantee implies one."""
 
 class Repeats:
-    """The distribution of the number of runs K of repeat-and-select (never a draw of it)."""
+    """The distribution of the number of runs K of repeat-and-select (never a draw of it).
+    ``repr()`` names the kind and its parameters, e.g.
+    ``Repeats(geometric, stop_probability=0.1, mean=10)``."""
 
     @staticmethod
     def poisson(mean: float) -> Repeats: ...
     @staticmethod
-    def geometric(gamma: float) -> Repeats: ...
+    def geometric(
+        stop_probability: Optional[float] = None,
+        *,
+        mean: Optional[float] = None,
+        gamma: Optional[float] = None,
+    ) -> Repeats:
+        """K geometric on {1, 2, ...}: after each run, stop with probability
+        ``stop_probability`` (E[K] = 1/stop_probability), or give ``mean`` instead; ``gamma``
+        is the older name of the stop probability. Exactly one of them."""
     @staticmethod
     def tnb(eta: float, gamma: float) -> Repeats: ...
     @staticmethod
     def tnb_with_mean(eta: float, mean: float) -> Repeats: ...
+    @staticmethod
+    def with_mean(mean: float, eta: float = 0.0) -> Repeats:
+        """Papernot–Steinke's truncated negative binomial with E[K] = ``mean`` and shape
+        ``eta`` (default 0, logarithmic, as the command-line tool; 1 is geometric)."""
     @property
     def mean(self) -> float: ...
+    @property
+    def kind(self) -> str:
+        """"poisson", "geometric", "logarithmic" or "truncated negative binomial"."""
+    @property
+    def stop_probability(self) -> Optional[float]:
+        """The probability of stopping after each run, for geometric K (else None)."""
+    @property
+    def eta(self) -> Optional[float]: ...
+    @property
+    def gamma(self) -> Optional[float]: ...
 
 def select_index(
     scores: ArrayLike,
@@ -194,7 +224,7 @@ def dpsgd_noise_multiplier(allowance: Guarantee, sampling_rate: float, steps: in
 def largest_pure_within(allowance: Guarantee) -> float:
     """The largest ε whose ε-DP release fits ``allowance``."""
 def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
-    """DP-SGD ε at δ."""
+    """DP-SGD ε at δ: exactly ``dpsgd_guarantee(...).epsilon(delta)`` (one conversion)."""
 
 def noisy_count(
     count: int,
@@ -261,9 +291,13 @@ def calibrate(
     threshold: Optional[float] = None,
     runs: Optional[int] = None,
     per_run: AllowanceKind = "zcdp",
+    sampling_rate: Optional[float] = None,
+    steps: Optional[int] = None,
 ) -> Guarantee:
-    """The largest per-run allowance ("zcdp" or "pure") whose whole tuning fits ``outer``;
-    raises NoRelease when even the smallest does not fit."""
+    """The largest per-run allowance whose whole tuning fits ``outer``: "zcdp", "pure", or
+    "dpsgd" (``steps`` DP-SGD steps at the public Poisson ``sampling_rate``: the RDP curve of
+    the smallest noise multiplier that fits; :func:`dpsgd_noise_multiplier` gives it back).
+    Raises NoRelease when even the smallest does not fit."""
 
 class NoisePlan:
     """DP-HYPE's distributed Skellam noise: total variance sized for ``min_survivors`` clients
@@ -340,8 +374,13 @@ class _TuningPlan:
     def per_run(self) -> Guarantee: ...
     def tasks(self) -> list[Tuple[int, dict, int]]: ...
     def best(self, scores: ArrayLike) -> Optional[int]: ...
+    @property
+    def truncation(self) -> Optional[Tuple[float, str]]: ...
 
 def _plan_tuning(space: dict, per_run: Guarantee, **kwargs: Any) -> _TuningPlan: ...
+def _calibrate_tuning(
+    space: dict, target: Guarantee, **kwargs: Any
+) -> Tuple[Guarantee, Optional[int], float, Optional[float]]: ...
 def _reference_tune(
     space: dict, per_run: Guarantee, **kwargs: Any
 ) -> Tuple[Optional[dict], Optional[float], Guarantee]: ...

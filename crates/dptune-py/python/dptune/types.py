@@ -32,4 +32,4 @@ Direction = Literal["maximize", "minimize", "max", "min"]
 #: The tuner: repeat-and-select, Liu–Talwar's threshold, or every grid point.
 TuningMethod = Literal["repeat", "threshold", "exhaustive"]
 #: The kind of per-run allowance :func:`calibrate` returns.
-AllowanceKind = Literal["zcdp", "pure"]
+AllowanceKind = Literal["zcdp", "pure", "dpsgd"]

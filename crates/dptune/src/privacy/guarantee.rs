@@ -129,6 +129,16 @@ impl Guarantee {
         Self::single(Bound::Rdp(curve), neighbours)
     }
 
+    /// A guarantee from its parts as stored (for the exact byte encoding, which checks each
+    /// bound's values before calling this).
+    pub(crate) fn from_parts(neighbours: Neighbours, bounds: Vec<Bound>, pld: Option<Pld>) -> Self {
+        Self {
+            neighbours,
+            bounds,
+            pld,
+        }
+    }
+
     fn single(bound: Bound, neighbours: Neighbours) -> Self {
         Self {
             neighbours,

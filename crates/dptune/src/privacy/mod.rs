@@ -5,6 +5,7 @@
 //! Rule 2 of DESIGN.md: privacy arithmetic rounds up; a computed ε is never smaller than the
 //! truth.
 
+pub(crate) mod bytes;
 pub mod convert;
 pub mod gaussian;
 mod guarantee;

@@ -180,6 +180,32 @@ impl RdpCurve {
         }
     }
 
+    /// The terms `(count, part)` whose sum is the curve (for the exact byte encoding).
+    pub(crate) fn terms(&self) -> &[(f64, RdpPart)] {
+        &self.terms
+    }
+
+    /// A curve from its terms (the inverse of [`RdpCurve::terms`]), each part checked as its
+    /// constructor checks it and each count finite and > 0.
+    pub(crate) fn from_terms(terms: Vec<(f64, RdpPart)>) -> Result<Self> {
+        if terms.is_empty() {
+            return Err(Error::invalid("terms", 0, "an RDP curve needs a term"));
+        }
+        for (count, part) in &terms {
+            check_positive("count", *count)?;
+            match part {
+                RdpPart::Linear { rho } => Self::linear(*rho).map(drop)?,
+                RdpPart::PureDp { eps } => Self::pure_dp(*eps).map(drop)?,
+                RdpPart::SubsampledGaussian { q, z }
+                | RdpPart::SubsampledDiscreteGaussian { q, z } => subsampled::check_q_z(*q, *z)?,
+                RdpPart::Table { orders, values } => {
+                    Self::table(orders.clone(), values.clone()).map(drop)?
+                }
+            }
+        }
+        Ok(Self { terms })
+    }
+
     /// ε(α), or +∞ where the curve gives no finite bound. `alpha` must be > 1.
     pub fn eval(&self, alpha: f64) -> f64 {
         self.terms

@@ -17,4 +17,4 @@ pub use cost::{calibrate, exhaustive_share, tuning_cost, Method};
 pub use flow::{split_tune_final, DpTuned, Fractions, Privacy};
 pub use space::{Config, Domain, SearchSpace, Value};
 pub use split::{split_by_coin, Split};
-pub use tuner::{Progress, Selected, TuneOptions, Tuner, MAX_CAP};
+pub use tuner::{capped_delta, smallest_cap, Progress, Selected, TuneOptions, Tuner, MAX_CAP};

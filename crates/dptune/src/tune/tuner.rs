@@ -188,6 +188,48 @@ pub fn capped_delta(method: &Method, cap: u64, eps: f64, cap_delta: f64) -> Resu
     truncation_delta(eps, cap_delta, tail_probability(&repeats, cap)?)
 }
 
+/// The smallest cap T ≤ [`MAX_CAP`] whose truncation term (1 + e^eps)·P[K > T] (the part of
+/// [`capped_delta`] a cap adds) is at most `delta`, or `None` when no such cap exists. This is
+/// how a caller picks a cap for a stated share of its δ (the Python tuner's `cap="auto"`). The
+/// term decreases as T grows, so the search doubles T until it fits and then bisects (work
+/// O(T log T)). Exhaustive search has no random K and is refused naming `method`.
+pub fn smallest_cap(method: &Method, eps: f64, delta: f64) -> Result<Option<u64>> {
+    if matches!(method, Method::Exhaustive { .. }) {
+        return Err(Error::invalid(
+            "method",
+            "exhaustive",
+            "an exhaustive search runs every grid point: there is no cap to choose",
+        ));
+    }
+    check_delta("delta", delta)?;
+    if delta == 0.0 {
+        return Err(Error::invalid(
+            "delta",
+            0.0,
+            "a cap always adds a positive δ: give a positive share",
+        ));
+    }
+    let fits = |cap: u64| -> Result<bool> { Ok(capped_delta(method, cap, eps, 0.0)? <= delta) };
+    let mut hi = 1;
+    while !fits(hi)? {
+        if hi == MAX_CAP {
+            return Ok(None);
+        }
+        hi = (2 * hi).min(MAX_CAP);
+    }
+    // Invariant: `hi` fits and nothing below `lo` does.
+    let mut lo = hi / 2 + 1;
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid)? {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Ok(Some(hi))
+}
+
 /// Runs `job(0..n)` in parallel and keeps the best scored candidate (ties to the lower index),
 /// or with a threshold the lowest-index candidate whose score reaches it.
 fn run_all<M: Send>(

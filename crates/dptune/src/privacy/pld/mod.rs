@@ -21,6 +21,7 @@
 //! `tests/golden_pld.rs` checks them against optimistic lower bounds from dp_accounting and
 //! prv_accountant, and keeps deliberately wrong variants that it rejects.
 
+mod bytes;
 mod discretise;
 mod mechanisms;
 mod pmf;
