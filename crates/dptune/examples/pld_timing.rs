@@ -2,7 +2,8 @@
 //! `bench/pld`: one JSON line per case with ε, the median and minimum wall time over the
 //! repeats, and the grid points held at the end (the memory).
 //!
-//! Usage: pld_timing GOLDEN_JSON REPEATS [INTERVAL]
+//! Usage: pld_timing GOLDEN_JSON REPEATS [INTERVAL [CASE]] (CASE: run only the case of that id,
+//! e.g. under a profiler).
 
 use std::time::Instant;
 
@@ -29,7 +30,12 @@ fn main() {
         interval: args.get(3).map_or(1e-4, |s| s.parse().unwrap()),
         ..PldConfig::default()
     };
+    let only = args.get(4);
+    let wanted = |id: &str| only.is_none_or(|o| o == id);
     for c in golden["cases"].as_array().unwrap() {
+        if !wanted(c["id"].as_str().unwrap()) {
+            continue;
+        }
         let spec: ComposeSpec = serde_json::from_value(c["inputs"].clone()).unwrap();
         let ((eps, points), median, min) = time(repeats, || {
             let p = spec.pld(config).unwrap();
@@ -42,13 +48,17 @@ fn main() {
         );
     }
     for steps in [1_000u64, 10_000] {
+        let id = format!("dpsgd_q0.004_z1.1_T{steps}");
+        if !wanted(&id) {
+            continue;
+        }
         let ((eps, points), median, min) = time(repeats, || {
             let p = dpsgd_pld(0.004, 1.1, steps, config).unwrap();
             (p.epsilon(1e-5).unwrap(), p.grid_points())
         });
         println!(
             "{}",
-            json!({"id": format!("dpsgd_q0.004_z1.1_T{steps}"), "epsilon": eps,
+            json!({"id": id, "epsilon": eps,
                    "median_s": median, "min_s": min, "grid_points": points})
         );
     }

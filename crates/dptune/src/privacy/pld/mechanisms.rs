@@ -7,8 +7,10 @@
 
 use super::discretise::{Builder, Segment};
 use super::pmf::{GridTooLarge, LossPmf};
+use super::progression::Progression;
 use super::PldConfig;
-use crate::privacy::gaussian::log_ndtr;
+use crate::numeric::gamma;
+use crate::privacy::normal::log_ndtr;
 
 /// Φ(x), accurate in both tails.
 fn ndtr(x: f64) -> f64 {
@@ -200,6 +202,18 @@ pub(super) fn subsampled_laplace(
 /// mass is overstated (a pointwise larger measure only raises δ); the mass beyond the window on
 /// either side is at most σ√(2π)Φ(−K/σ)/Z_K by comparison with the integral.
 pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Discretised {
+    discrete_gaussian_progression(sigma, delta, cfg).discretise(cfg.interval)
+}
+
+/// The law of [`discrete_gaussian`] before discretising: the outputs o = Δ − K .. Δ + K have
+/// losses (Δ(Δ − 2K) + 2Δ·j)/(2σ²), j = o − Δ + K; the mass beyond the window below is put on
+/// the lowest output, the mass above at +∞. Each mass is an exponential over a sum of at most
+/// 2K + 1 of them: within γ_{2K+4} of its value in relative terms.
+pub(super) fn discrete_gaussian_progression(
+    sigma: f64,
+    delta: i64,
+    cfg: &PldConfig,
+) -> Progression {
     let c = width(cfg.tail);
     let k = (c * sigma).ceil() as i64 + 1;
     let two_s2 = 2.0 * sigma * sigma;
@@ -207,15 +221,18 @@ pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Disc
         .map(|n| (-((n * n) as f64) / two_s2).exp())
         .collect();
     let z: f64 = weights.iter().sum();
-    let loss = |o: i64| (delta as f64) * (2 * o - delta) as f64 / two_s2;
-    let mut b = Builder::new(cfg.interval, loss(delta - k), loss(delta + k))?;
-    for (i, w) in weights.iter().enumerate() {
-        b.atom(w / z, loss(delta - k + i as i64));
-    }
+    let mut probs: Vec<f64> = weights.iter().map(|w| w / z).collect();
     let outside = sigma * (2.0 * std::f64::consts::PI).sqrt() * ndtr(-(k as f64) / sigma) / z;
-    b.atom(outside, loss(delta - k));
-    b.atom(outside, f64::INFINITY);
-    Ok(b.finish())
+    probs[0] += outside;
+    let d = i128::from(delta);
+    Progression::new(
+        d * (d - 2 * i128::from(k)),
+        2 * d,
+        two_s2,
+        probs,
+        outside,
+        gamma(weights.len() + 4),
+    )
 }
 
 /// The discrete Laplace P(o) ∝ e^{−|o|/t} on an integer query of sensitivity Δ (Ghosh,
