@@ -1,6 +1,7 @@
 //! Times dptune's PLD accountant on the golden PLD cases (and DP-SGD at 10,000 steps) for
 //! `bench/pld`: one JSON line per case with ε, the median and minimum wall time over the
-//! repeats, and the grid points held at the end (the memory).
+//! repeats, the CPU time per call (all threads, mean over the repeats; Linux only, from
+//! /proc/self/task/*/schedstat, null elsewhere) and the grid points held at the end (the memory).
 //!
 //! Usage: pld_timing GOLDEN_JSON REPEATS [INTERVAL [CASE]] (CASE: run only the case of that id,
 //! e.g. under a profiler).
@@ -10,16 +11,32 @@ use std::time::Instant;
 use dptune::privacy::pld::{dpsgd_pld, ComposeSpec, PldConfig};
 use serde_json::{json, Value};
 
-fn time<T>(repeats: usize, mut f: impl FnMut() -> T) -> (T, f64, f64) {
+/// CPU seconds used so far by every thread of this process (the rayon workers too), if the
+/// system says.
+fn cpu_seconds() -> Option<f64> {
+    let mut ns = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        ns += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(ns as f64 * 1e-9)
+}
+
+/// The value, the median and the minimum wall time, and the mean CPU time per call.
+fn time<T>(repeats: usize, mut f: impl FnMut() -> T) -> (T, f64, f64, Option<f64>) {
     let mut value = f();
     let mut times = Vec::with_capacity(repeats);
+    let cpu0 = cpu_seconds();
     for _ in 0..repeats {
         let t = Instant::now();
         value = f();
         times.push(t.elapsed().as_secs_f64());
     }
+    let cpu = cpu0
+        .zip(cpu_seconds())
+        .map(|(a, b)| (b - a) / repeats as f64);
     times.sort_by(f64::total_cmp);
-    (value, times[times.len() / 2], times[0])
+    (value, times[times.len() / 2], times[0], cpu)
 }
 
 fn main() {
@@ -37,13 +54,13 @@ fn main() {
             continue;
         }
         let spec: ComposeSpec = serde_json::from_value(c["inputs"].clone()).unwrap();
-        let ((eps, points), median, min) = time(repeats, || {
+        let ((eps, points), median, min, cpu) = time(repeats, || {
             let p = spec.pld(config).unwrap();
             (p.epsilon(spec.delta).unwrap(), p.grid_points())
         });
         println!(
             "{}",
-            json!({"id": c["id"], "epsilon": eps, "median_s": median, "min_s": min,
+            json!({"id": c["id"], "epsilon": eps, "median_s": median, "min_s": min, "cpu_s": cpu,
                    "grid_points": points})
         );
     }
@@ -52,14 +69,14 @@ fn main() {
         if !wanted(&id) {
             continue;
         }
-        let ((eps, points), median, min) = time(repeats, || {
+        let ((eps, points), median, min, cpu) = time(repeats, || {
             let p = dpsgd_pld(0.004, 1.1, steps, config).unwrap();
             (p.epsilon(1e-5).unwrap(), p.grid_points())
         });
         println!(
             "{}",
             json!({"id": id, "epsilon": eps,
-                   "median_s": median, "min_s": min, "grid_points": points})
+                   "median_s": median, "min_s": min, "cpu_s": cpu, "grid_points": points})
         );
     }
 }

@@ -384,6 +384,11 @@ impl LossPmf {
         if target <= 0.0 {
             return None;
         }
+        // Aim a little below the target: the confirming sum is rounded up by the relative
+        // margin of `up` (2(n + 4)u), so a guess at the target itself fails its first check
+        // and costs a second pass over the points; 1e-9 more covers the drift of the guess.
+        // ε moves by about 1e-9·δ over the slope of δ(ε).
+        let aim = target * (1.0 - 1e-9) / (1.0 + 2.0 * (self.len() as f64 + 4.0) * U);
         // Scan down: on [l_k, l_{k+1}] the finite part is S1 − e^ε·S2 over the points above k.
         // This only guesses ε (the loop below confirms it), so e^{−l_k} is carried by a product
         // with e^h, recomputed exactly every 1024 points (drift below 1e-12 relative).
@@ -396,8 +401,8 @@ impl LossPmf {
             } else {
                 w * grow
             };
-            if s1 - s2 / w >= target {
-                guess = Some(((s1 - target) / s2).ln());
+            if s1 - s2 / w >= aim {
+                guess = Some(((s1 - aim) / s2).ln());
                 break;
             }
             s1 += self.probs[k];
@@ -407,7 +412,7 @@ impl LossPmf {
             if s1 <= target {
                 f64::NEG_INFINITY
             } else {
-                ((s1 - target) / s2).ln()
+                ((s1 - aim) / s2).ln()
             }
         });
         if eps == f64::NEG_INFINITY {

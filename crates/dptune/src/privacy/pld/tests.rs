@@ -367,8 +367,8 @@ fn discrete_gaussians_composed_on_their_progression_are_valid_and_tighter() {
         "{}",
         exact.grid_points()
     );
-    // A progression too long for direct convolution (σ = 90: 1,641 indices) or finer than the
-    // grid (σ = 2000) falls back to the FFT, with the same answer as composing by hand.
+    // A progression too long for direct convolution (σ = 90: about 1,640 indices) or finer
+    // than the grid (σ = 2000) falls back to the FFT, with the same answer as composing by hand.
     for sigma in [90.0, 2000.0] {
         let wide = Pld::discrete_gaussian_times(sigma, 1.0, 3, n, cfg()).unwrap();
         let by_hand = Pld::discrete_gaussian(sigma, 1.0, n, cfg())
