@@ -207,8 +207,11 @@ pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Disc
 
 /// The law of [`discrete_gaussian`] before discretising: the outputs o = Δ − K .. Δ + K have
 /// losses (Δ(Δ − 2K) + 2Δ·j)/(2σ²), j = o − Δ + K; the mass beyond the window below is put on
-/// the lowest output, the mass above at +∞. Each mass is an exponential over a sum of at most
-/// 2K + 1 of them: within γ_{2K+4} of its value in relative terms.
+/// the lowest output, the mass above at +∞. Relative error of each mass: its exponent
+/// n²/(2σ²) ≤ A = K²/(2σ²) is off by at most 3u·A (two roundings and that of 2σ²), `exp` adds an
+/// ulp (2u), the normaliser sums 2K + 1 such terms (γ_{2K+1} more) and the quotient rounds once:
+/// at most 2(3u·A + 2u) + γ_{2K+1} + u, charged as γ_{2K+9} + 8u·(A + 2) (with the rounding of
+/// adding the mass beyond the window to the lowest output).
 pub(super) fn discrete_gaussian_progression(
     sigma: f64,
     delta: i64,
@@ -225,13 +228,15 @@ pub(super) fn discrete_gaussian_progression(
     let outside = sigma * (2.0 * std::f64::consts::PI).sqrt() * ndtr(-(k as f64) / sigma) / z;
     probs[0] += outside;
     let d = i128::from(delta);
+    let exponent = (k * k) as f64 / two_s2;
+    let rho = gamma(weights.len() + 8) + 8.0 * f64::EPSILON / 2.0 * (exponent + 2.0);
     Progression::new(
         d * (d - 2 * i128::from(k)),
         2 * d,
         two_s2,
         probs,
         outside,
-        gamma(weights.len() + 4),
+        rho,
     )
 }
 

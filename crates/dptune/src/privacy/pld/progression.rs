@@ -17,11 +17,13 @@
 //! * **Tails.** After every convolution at most `tail` of mass is cut from each end: the bottom
 //!   is moved up to the lowest kept index, the top goes to the +∞ atom (both only raise losses;
 //!   pmf module docs).
-//! * **Floating point.** Every term is non-negative, so every computed entry is within a factor
-//!   (1 ± ρ) of the exact convolution of the stored single-application law: a sum of m
-//!   non-negative products errs by at most γ_m of its value (Higham 2002, *Accuracy and
-//!   Stability of Numerical Algorithms*, eq. (3.5)), relative errors of the operands multiply,
-//!   and a product that underflows loses at most 2⁻¹⁰⁷⁴, charged in absolute terms. The L1
+//! * **Floating point.** The constructor states a relative error ρ₀ of every single-application
+//!   mass against the exact law (its special functions included). Every term is non-negative,
+//!   so every computed entry of a composition stays within a factor (1 ± ρ) of the exact one: a
+//!   sum of m non-negative products errs by at most γ_m of its value (Higham 2002, *Accuracy and
+//!   Stability of Numerical Algorithms*, eq. (3.5)), relative errors of the operands multiply
+//!   (so ρ grows about like T·ρ₀), and a product that underflows loses at most 2⁻¹⁰⁷⁴, charged
+//!   in absolute terms. The L1
 //!   error of the result is at most ρ/(1 − ρ) times its computed mass plus the underflow
 //!   allowance, added to `err` of the discretised law.
 

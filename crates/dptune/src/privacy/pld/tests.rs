@@ -358,7 +358,7 @@ fn discrete_gaussians_composed_on_their_progression_are_valid_and_tighter() {
     // `numpy.convolve` of the same truncated pmf, bisection on δ(ε) = Σ p(1 − e^{ε−l})₊):
     // 8.941992720621174. Connect-the-dots is exact at the grid points and above between them.
     assert!(
-        e >= 8.941992720621174 && e <= 8.941992720621174 + 1e-6,
+        (8.941992720621174..=8.941992720621174 + 1e-6).contains(&e),
         "{e}"
     );
     // The memory is the composed window, and the grid points in it are mostly empty.
