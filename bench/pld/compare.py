@@ -43,12 +43,14 @@ def dpa(inputs):
 
 
 def timed(f):
+    """The value, the median wall time and the mean CPU time per call (all threads)."""
     value, times = f(), []
+    cpu = time.process_time()
     for _ in range(REPEATS):
         t = time.perf_counter()
         f()
         times.append(time.perf_counter() - t)
-    return value, statistics.median(times)
+    return value, statistics.median(times), (time.process_time() - cpu) / REPEATS
 
 
 golden = json.load(open(GOLDEN))
@@ -60,11 +62,16 @@ for steps in (1000, 10000):
 out = subprocess.run([BIN, GOLDEN, str(REPEATS), str(INTERVAL)], check=True,
                      capture_output=True, text=True).stdout
 ours = {r["id"]: r for r in map(json.loads, out.splitlines())}
-print(f"grid {INTERVAL}, {REPEATS} repeats, median wall time")
+with open("/proc/loadavg") as f:
+    load = f.read().split()[:3]
+print(f"grid {INTERVAL}, {REPEATS} repeats; wall: median ms, cpu: mean ms per call (all threads); "
+      f"load average {' '.join(load)}")
 print(f"{'case':34} {'eps dptune':>11} {'eps dp_acc':>11} {'dptune ms':>10} {'dp_acc ms':>10} "
-      f"{'ratio':>6} {'points':>8}")
+      f"{'ratio':>6} {'dptune cpu':>10} {'dp_acc cpu':>10} {'ratio':>6} {'points':>8}")
 for cid, inputs in cases:
-    eps, secs = timed(lambda: dpa(inputs))
+    eps, secs, cpu = timed(lambda: dpa(inputs))
     r = ours[cid]
+    ours_cpu = r.get("cpu_s") or float("nan")
     print(f"{cid:34} {r['epsilon']:11.6f} {eps:11.6f} {r['median_s'] * 1e3:10.2f} "
-          f"{secs * 1e3:10.2f} {secs / r['median_s']:6.1f} {r['grid_points']:8d}")
+          f"{secs * 1e3:10.2f} {secs / r['median_s']:6.1f} {ours_cpu * 1e3:10.2f} "
+          f"{cpu * 1e3:10.2f} {cpu / ours_cpu:6.1f} {r['grid_points']:8d}")

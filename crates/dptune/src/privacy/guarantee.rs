@@ -12,28 +12,10 @@ use serde::Serialize;
 use super::convert::{
     add_up, mul_up, pure_to_zcdp, rdp_delta, rdp_epsilon, zcdp_delta, zcdp_epsilon,
 };
+pub use super::neighbours::Neighbours;
 use super::pld::Pld;
 use super::rdp::{default_orders, RdpCurve};
 use crate::error::{check_delta, check_positive, Error, Result};
-
-/// Which datasets count as neighbours (THEORY.md §0.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Neighbours {
-    /// D′ = D with one record (or client) added or removed; the dataset size is private.
-    AddRemove,
-    /// D′ = D with one record replaced; the dataset size is public.
-    Replace,
-}
-
-impl fmt::Display for Neighbours {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Neighbours::AddRemove => "add/remove-one",
-            Neighbours::Replace => "replace-one",
-        })
-    }
-}
 
 /// One privacy bound in one currency.
 #[derive(Debug, Clone, PartialEq, Serialize)]

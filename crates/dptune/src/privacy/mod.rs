@@ -6,15 +6,19 @@
 //! truth.
 
 pub(crate) mod bytes;
+mod closed_form;
 pub mod convert;
 pub mod gaussian;
 mod guarantee;
 mod ledger;
+mod neighbours;
+mod normal;
 pub mod pld;
 mod rdp;
 pub mod repeat;
 pub mod subsampled;
 
-pub use guarantee::{fmt_number, Bound, Guarantee, Neighbours, Release, Route};
+pub use guarantee::{fmt_number, Bound, Guarantee, Release, Route};
 pub use ledger::Ledger;
+pub use neighbours::Neighbours;
 pub use rdp::{default_orders, RdpCurve, RdpPart};

@@ -7,8 +7,10 @@
 
 use super::discretise::{Builder, Segment};
 use super::pmf::{GridTooLarge, LossPmf};
+use super::progression::Progression;
 use super::PldConfig;
-use crate::privacy::gaussian::log_ndtr;
+use crate::numeric::gamma;
+use crate::privacy::normal::log_ndtr;
 
 /// Φ(x), accurate in both tails.
 fn ndtr(x: f64) -> f64 {
@@ -200,6 +202,21 @@ pub(super) fn subsampled_laplace(
 /// mass is overstated (a pointwise larger measure only raises δ); the mass beyond the window on
 /// either side is at most σ√(2π)Φ(−K/σ)/Z_K by comparison with the integral.
 pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Discretised {
+    discrete_gaussian_progression(sigma, delta, cfg).discretise(cfg.interval)
+}
+
+/// The law of [`discrete_gaussian`] before discretising: the outputs o = Δ − K .. Δ + K have
+/// losses (Δ(Δ − 2K) + 2Δ·j)/(2σ²), j = o − Δ + K; the mass beyond the window below is put on
+/// the lowest output, the mass above at +∞. Relative error of each mass: its exponent
+/// n²/(2σ²) ≤ A = K²/(2σ²) is off by at most 3u·A (two roundings and that of 2σ²), `exp` adds an
+/// ulp (2u), the normaliser sums 2K + 1 such terms (γ_{2K+1} more) and the quotient rounds once:
+/// at most 2(3u·A + 2u) + γ_{2K+1} + u, charged as γ_{2K+9} + 8u·(A + 2) (with the rounding of
+/// adding the mass beyond the window to the lowest output).
+pub(super) fn discrete_gaussian_progression(
+    sigma: f64,
+    delta: i64,
+    cfg: &PldConfig,
+) -> Progression {
     let c = width(cfg.tail);
     let k = (c * sigma).ceil() as i64 + 1;
     let two_s2 = 2.0 * sigma * sigma;
@@ -207,15 +224,20 @@ pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Disc
         .map(|n| (-((n * n) as f64) / two_s2).exp())
         .collect();
     let z: f64 = weights.iter().sum();
-    let loss = |o: i64| (delta as f64) * (2 * o - delta) as f64 / two_s2;
-    let mut b = Builder::new(cfg.interval, loss(delta - k), loss(delta + k))?;
-    for (i, w) in weights.iter().enumerate() {
-        b.atom(w / z, loss(delta - k + i as i64));
-    }
+    let mut probs: Vec<f64> = weights.iter().map(|w| w / z).collect();
     let outside = sigma * (2.0 * std::f64::consts::PI).sqrt() * ndtr(-(k as f64) / sigma) / z;
-    b.atom(outside, loss(delta - k));
-    b.atom(outside, f64::INFINITY);
-    Ok(b.finish())
+    probs[0] += outside;
+    let d = i128::from(delta);
+    let exponent = (k * k) as f64 / two_s2;
+    let rho = gamma(weights.len() + 8) + 8.0 * f64::EPSILON / 2.0 * (exponent + 2.0);
+    Progression::new(
+        d * (d - 2 * i128::from(k)),
+        2 * d,
+        two_s2,
+        probs,
+        outside,
+        rho,
+    )
 }
 
 /// The discrete Laplace P(o) ∝ e^{−|o|/t} on an integer query of sensitivity Δ (Ghosh,

@@ -25,13 +25,14 @@ mod bytes;
 mod discretise;
 mod mechanisms;
 mod pmf;
-mod spec;
+mod progression;
+pub(super) mod spec;
 
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::guarantee::Neighbours;
+use super::neighbours::Neighbours;
 use crate::error::{check_delta, check_positive, Error, Result};
 use pmf::LossPmf;
 pub use spec::{ComposeSpec, PartSpec};
@@ -91,7 +92,8 @@ pub struct ProfilePoint {
 fn sensitivity_up(value: f64, sensitivity: f64, name: &'static str) -> Result<f64> {
     check_positive(name, value)?;
     check_positive("sensitivity", sensitivity)?;
-    Ok(super::convert::round_up(sensitivity / value))
+    // Rounded up (the quotient of two positive numbers is not negative).
+    Ok((sensitivity / value).next_up())
 }
 
 fn integer_sensitivity(sensitivity: f64) -> Result<i64> {
@@ -162,18 +164,58 @@ impl Pld {
         neighbours: Neighbours,
         config: PldConfig,
     ) -> Result<Self> {
-        config.check()?;
-        check_positive("sigma", sigma)?;
-        let d = integer_sensitivity(sensitivity)?;
-        if sigma > 1e6 {
-            return Err(Error::invalid("sigma", sigma, "must be <= 1e6"));
-        }
+        let d = Self::check_discrete_gaussian(sigma, sensitivity, config)?;
         Ok(Self::symmetric(
             mechanisms::discrete_gaussian(sigma, d, &config)
                 .map_err(|e| e.refuse("sigma", sigma))?,
             neighbours,
             config,
         ))
+    }
+
+    /// The parameter checks of [`Pld::discrete_gaussian`]; the integer sensitivity.
+    fn check_discrete_gaussian(sigma: f64, sensitivity: f64, config: PldConfig) -> Result<i64> {
+        config.check()?;
+        check_positive("sigma", sigma)?;
+        let d = integer_sensitivity(sensitivity)?;
+        if sigma > 1e6 {
+            return Err(Error::invalid("sigma", sigma, "must be <= 1e6"));
+        }
+        Ok(d)
+    }
+
+    /// `times` applications of [`Pld::discrete_gaussian`]: composed exactly on the progression
+    /// of its losses and discretised once (module `progression`: tighter, and far less work
+    /// than an FFT over the grid window), or by [`Pld::self_compose`] when the progression is
+    /// too long for direct convolution (σ in the thousands) or no coarser than the grid.
+    pub(super) fn discrete_gaussian_times(
+        sigma: f64,
+        sensitivity: f64,
+        times: u64,
+        neighbours: Neighbours,
+        config: PldConfig,
+    ) -> Result<Self> {
+        let d = Self::check_discrete_gaussian(sigma, sensitivity, config)?;
+        if times == 0 {
+            return Err(Error::invalid("times", times, "must be >= 1"));
+        }
+        // Neighbouring losses are 2Δ/(2σ²) apart; finer than the grid, the FFT is the better way.
+        let exact = if d as f64 / (sigma * sigma) > config.interval {
+            mechanisms::discrete_gaussian_progression(sigma, d, &config).power(times, config.tail)
+        } else {
+            None
+        };
+        match exact {
+            Some(law) => Ok(Self::symmetric(
+                law.discretise(config.interval)
+                    .map_err(|e| e.refuse("times", times))?,
+                neighbours,
+                config,
+            )),
+            None => {
+                Self::discrete_gaussian(sigma, sensitivity, neighbours, config)?.self_compose(times)
+            }
+        }
     }
 
     /// The discrete Laplace P(o) ∝ e^{−|o|/t} on an integer query of sensitivity Δ.

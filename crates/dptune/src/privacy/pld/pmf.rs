@@ -203,17 +203,18 @@ impl LossPmf {
         let len = self.len() + other.len() - 1;
         let n = len.next_power_of_two();
         let (fwd, inv) = plans(n);
-        let spectrum = |v: &[f64]| -> Result<Vec<Complex<f64>>> {
-            let mut buf = zeros(n).map_err(|e| e.refuse("parts", "their composition"))?;
-            buf[..v.len()].copy_from_slice(v);
-            let mut out = fwd.make_output_vec();
-            fwd.process(&mut buf, &mut out).map_err(fft_failed)?;
-            Ok(out)
-        };
-        let a = spectrum(&self.probs)?;
-        let b = spectrum(&other.probs)?;
-        let mut prod: Vec<Complex<f64>> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
-        let probs = inverse(&*inv, &mut prod, n)?;
+        let mut ffts =
+            Ffts::new(&*fwd, &*inv, n).map_err(|e| e.refuse("parts", "their composition"))?;
+        let mut a = fwd.make_output_vec();
+        ffts.forward(&self.probs, &mut a)?;
+        let mut b = fwd.make_output_vec();
+        ffts.forward(&other.probs, &mut b)?;
+        for (x, y) in a.iter_mut().zip(&b) {
+            *x *= y;
+        }
+        drop(b);
+        let mut probs = ffts.inverse(&mut a)?;
+        probs.truncate(len);
         let (a1, a2) = self.norms();
         let (b1, b2) = other.norms();
         let ef = fft_error(n);
@@ -225,7 +226,7 @@ impl LossPmf {
         let mut out = LossPmf {
             h: self.h,
             offset: self.offset + other.offset,
-            probs: probs[..len].to_vec(),
+            probs,
             inf: up(inf, 4).min(1.0),
             err: up(err, 8),
         };
@@ -321,17 +322,16 @@ impl LossPmf {
         let width =
             GridTooLarge::check(hi as f64 - lo as f64 + 1.0).map_err(|e| e.refuse("times", t))?;
         let n = width.max(self.len()).next_power_of_two();
-        let mut buf = zeros(n).map_err(|e| e.refuse("times", t))?;
         let (fwd, inv) = plans(n);
-        buf[..self.len()].copy_from_slice(&self.probs);
+        let mut ffts = Ffts::new(&*fwd, &*inv, n).map_err(|e| e.refuse("times", t))?;
         let mut spec = fwd.make_output_vec();
-        fwd.process(&mut buf, &mut spec).map_err(fft_failed)?;
+        ffts.forward(&self.probs, &mut spec)?;
         // Rounded down, so only coefficients with |z|^t < e^{−800} are dropped.
         let negligible = (-1600.0 / t as f64).exp() * (1.0 - 4.0 * U);
         for z in &mut spec {
             *z = complex_pow(*z, t, negligible);
         }
-        let mut probs = inverse(&*inv, &mut spec, n)?;
+        let mut probs = ffts.inverse(&mut spec)?;
         // Circular index i holds the absolute indices ≡ t·offset + i (mod n); unwrap onto
         // [lo, lo + n): index j of the result is circular index j + shift (mod n).
         let shift = (i128::from(lo) - i128::from(t) * i128::from(self.offset)).rem_euclid(n as i128)
@@ -384,6 +384,11 @@ impl LossPmf {
         if target <= 0.0 {
             return None;
         }
+        // Aim a little below the target: the confirming sum is rounded up by the relative
+        // margin of `up` (2(n + 4)u), so a guess at the target itself fails its first check
+        // and costs a second pass over the points; 1e-9 more covers the drift of the guess.
+        // ε moves by about 1e-9·δ over the slope of δ(ε).
+        let aim = target * (1.0 - 1e-9) / (1.0 + 2.0 * (self.len() as f64 + 4.0) * U);
         // Scan down: on [l_k, l_{k+1}] the finite part is S1 − e^ε·S2 over the points above k.
         // This only guesses ε (the loop below confirms it), so e^{−l_k} is carried by a product
         // with e^h, recomputed exactly every 1024 points (drift below 1e-12 relative).
@@ -396,8 +401,8 @@ impl LossPmf {
             } else {
                 w * grow
             };
-            if s1 - s2 / w >= target {
-                guess = Some(((s1 - target) / s2).ln());
+            if s1 - s2 / w >= aim {
+                guess = Some(((s1 - aim) / s2).ln());
                 break;
             }
             s1 += self.probs[k];
@@ -407,7 +412,7 @@ impl LossPmf {
             if s1 <= target {
                 f64::NEG_INFINITY
             } else {
-                ((s1 - target) / s2).ln()
+                ((s1 - aim) / s2).ln()
             }
         });
         if eps == f64::NEG_INFINITY {
@@ -454,24 +459,58 @@ fn fft_failed(e: impl std::fmt::Display) -> Error {
     }
 }
 
-/// Inverse real FFT, normalised (n is a power of two, so dividing by it is exact).
-fn inverse(
-    inv: &dyn realfft::ComplexToReal<f64>,
-    spec: &mut [Complex<f64>],
-    n: usize,
-) -> Result<Vec<f64>> {
-    // The imaginary parts of the first and last coefficients are zero in exact arithmetic.
-    spec[0].im = 0.0;
-    if let Some(last) = spec.last_mut() {
-        last.im = 0.0;
+/// The buffers of one composition: a real buffer of length n (the input of every forward
+/// transform, then the output of the inverse one) and one scratch shared by both plans, so a
+/// composition allocates (and the system zeroes) as little as it can.
+struct Ffts<'a> {
+    fwd: &'a dyn RealToComplex<f64>,
+    inv: &'a dyn ComplexToReal<f64>,
+    buf: Vec<f64>,
+    scratch: Vec<Complex<f64>>,
+}
+
+impl<'a> Ffts<'a> {
+    fn new(
+        fwd: &'a dyn RealToComplex<f64>,
+        inv: &'a dyn ComplexToReal<f64>,
+        n: usize,
+    ) -> std::result::Result<Self, GridTooLarge> {
+        let buf = zeros(n)?;
+        let scratch = vec![Complex::default(); fwd.get_scratch_len().max(inv.get_scratch_len())];
+        Ok(Self {
+            fwd,
+            inv,
+            buf,
+            scratch,
+        })
     }
-    let mut out = vec![0.0; n];
-    inv.process(spec, &mut out).map_err(fft_failed)?;
-    let scale = 1.0 / n as f64;
-    for v in &mut out {
-        *v *= scale;
+
+    /// The spectrum of `v`, zero-padded to n.
+    fn forward(&mut self, v: &[f64], out: &mut [Complex<f64>]) -> Result<()> {
+        self.buf[..v.len()].copy_from_slice(v);
+        self.buf[v.len()..].fill(0.0);
+        self.fwd
+            .process_with_scratch(&mut self.buf, out, &mut self.scratch)
+            .map_err(fft_failed)
     }
-    Ok(out)
+
+    /// Inverse real FFT of `spec` (destroyed), normalised (n is a power of two, so dividing by
+    /// it is exact); the buffer is handed out as the result.
+    fn inverse(mut self, spec: &mut [Complex<f64>]) -> Result<Vec<f64>> {
+        // The imaginary parts of the first and last coefficients are zero in exact arithmetic.
+        spec[0].im = 0.0;
+        if let Some(last) = spec.last_mut() {
+            last.im = 0.0;
+        }
+        self.inv
+            .process_with_scratch(spec, &mut self.buf, &mut self.scratch)
+            .map_err(fft_failed)?;
+        let scale = 1.0 / self.buf.len() as f64;
+        for v in &mut self.buf {
+            *v *= scale;
+        }
+        Ok(self.buf)
+    }
 }
 
 /// z^t by repeated squaring; exactly 0 when |z|² < `negligible` = e^{−1600/t}, i.e.

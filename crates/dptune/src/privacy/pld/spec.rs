@@ -5,10 +5,7 @@ use serde::Deserialize;
 
 use super::{Pld, PldConfig};
 use crate::error::{Error, Result};
-use crate::privacy::convert::mul_up;
-use crate::privacy::gaussian::gaussian_rho;
-use crate::privacy::guarantee::{Guarantee, Neighbours};
-use crate::privacy::rdp::RdpCurve;
+use crate::privacy::neighbours::Neighbours;
 
 /// One mechanism, applied `times` times.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -49,7 +46,11 @@ pub struct ComposeSpec {
     pub neighbours: String,
 }
 
-fn need(value: Option<f64>, name: &'static str, mechanism: &str) -> Result<f64> {
+pub(in crate::privacy) fn need(
+    value: Option<f64>,
+    name: &'static str,
+    mechanism: &str,
+) -> Result<f64> {
     value.ok_or_else(|| Error::invalid(name, "missing", format!("{mechanism} needs `{name}`")))
 }
 
@@ -70,7 +71,8 @@ impl PartSpec {
     /// The PLD of all `times` applications. T Gaussian mechanisms with noise σ are exactly one
     /// with noise σ/√T (their losses are Gaussian, N(Tμ, 2Tμ); THEORY.md §16a), so that case is
     /// discretised once, with σ/√T rounded down (less noise only raises δ), instead of composed;
-    /// everything else is self-composed.
+    /// T discrete Gaussians are composed exactly before discretising
+    /// ([`Pld::discrete_gaussian_times`]); everything else is self-composed.
     pub fn composed_pld(&self, neighbours: Neighbours, config: PldConfig) -> Result<Pld> {
         let times = self.times.unwrap_or(1);
         if times == 0 {
@@ -84,6 +86,12 @@ impl PartSpec {
             Pld::check_gaussian(sigma, sensitivity, config)?;
             let root = (times as f64).sqrt().next_up();
             return Pld::gaussian((sigma / root).next_down(), sensitivity, neighbours, config);
+        }
+        if self.mechanism == "discrete_gaussian" && times > 1 {
+            self.refuse_extra(&["sigma", "sensitivity"])?;
+            let sigma = need(self.sigma, "sigma", &self.mechanism)?;
+            let sensitivity = self.sensitivity.unwrap_or(1.0);
+            return Pld::discrete_gaussian_times(sigma, sensitivity, times, neighbours, config);
         }
         self.pld(neighbours, config)?.self_compose(times)
     }
@@ -166,54 +174,6 @@ impl PartSpec {
     }
 }
 
-impl PartSpec {
-    /// The closed-form guarantee of `times` applications, in the currency each mechanism's
-    /// theorem gives: zCDP for the Gaussian (Bun & Steinke 2016, Prop. 1.6) and the discrete
-    /// Gaussian (Canonne, Kamath & Steinke 2020, arXiv 2004.00010, Thm. 4), the exact RDP curve
-    /// for the subsampled Gaussian (Mironov, Talwar & Zhang 2019), pure ε for Laplace, discrete
-    /// Laplace, randomized response and pure parts (Poisson-subsampled ε-DP: ln(1 + q(e^ε − 1)),
-    /// Balle, Barthe & Gaboardi 2018, Thm. 8), and (Tε, Tδ) for an (ε, δ) part. Call after
-    /// [`PartSpec::pld`] has validated the parameters.
-    pub fn closed_form(&self, neighbours: Neighbours) -> Result<Guarantee> {
-        let times = self.times.unwrap_or(1) as f64;
-        let sens = self.sensitivity.unwrap_or(1.0);
-        let pure = |eps: f64| Guarantee::pure(mul_up(eps, times), neighbours);
-        let get = |v: Option<f64>, name| need(v, name, &self.mechanism);
-        match self.mechanism.as_str() {
-            "gaussian" => match self.q {
-                Some(q) => Ok(Guarantee::rdp(
-                    RdpCurve::subsampled_gaussian(q, get(self.sigma, "sigma")? / sens)?
-                        .times(times)?,
-                    neighbours,
-                )),
-                None => Guarantee::zcdp(
-                    mul_up(gaussian_rho(get(self.sigma, "sigma")?, sens)?, times),
-                    neighbours,
-                ),
-            },
-            "discrete_gaussian" => Guarantee::zcdp(
-                mul_up(gaussian_rho(get(self.sigma, "sigma")?, sens)?, times),
-                neighbours,
-            ),
-            "laplace" => {
-                let eps = sens / get(self.b, "b")?;
-                match self.q {
-                    Some(q) => pure((q * eps.exp_m1()).ln_1p().next_up()),
-                    None => pure(eps.next_up()),
-                }
-            }
-            "discrete_laplace" => pure((sens / get(self.t, "t")?).next_up()),
-            "randomized_response" | "pure" => pure(get(self.eps, "eps")?),
-            "approx" => Guarantee::approx(
-                mul_up(get(self.eps, "eps")?, times),
-                mul_up(get(self.delta, "delta")?, times).min(1.0),
-                neighbours,
-            ),
-            m => Err(Error::invalid("mechanism", m, "unknown mechanism")),
-        }
-    }
-}
-
 /// Poisson subsampling is only defined under add/remove-one here.
 fn same(p: Pld, neighbours: Neighbours) -> Result<Pld> {
     if p.neighbours() == neighbours {
@@ -245,23 +205,6 @@ impl ComposeSpec {
             total = Some(match total {
                 None => p,
                 Some(t) => t.compose(&p)?,
-            });
-        }
-        total.ok_or_else(|| Error::invalid("parts", 0, "at least one part is needed"))
-    }
-
-    /// The composition as a [`Guarantee`]: every part's closed-form bound together with its PLD,
-    /// composed, so that [`Guarantee::epsilon_route`] reports the minimum over the valid routes
-    /// (PLD, RDP, zCDP, pure, approx) and names the winner.
-    pub fn guarantee(&self, config: PldConfig) -> Result<Guarantee> {
-        let neighbours = self.neighbours()?;
-        let mut total: Option<Guarantee> = None;
-        for part in &self.parts {
-            let pld = part.composed_pld(neighbours, config)?;
-            let g = part.closed_form(neighbours)?.with_pld(pld)?;
-            total = Some(match total {
-                None => g,
-                Some(t) => t.compose(&g)?,
             });
         }
         total.ok_or_else(|| Error::invalid("parts", 0, "at least one part is needed"))
