@@ -21,10 +21,10 @@ use serde_json::json;
 use dptune::privacy::pld::{calibrate_dpsgd_noise, dpsgd_pld, ComposeSpec, PldConfig};
 
 use dptune::privacy::convert::{rdp_epsilon, zcdp_epsilon_at_order};
+use dptune::privacy::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::gaussian::{
     classic_gaussian_sigma, gaussian_curve, gaussian_epsilon, gaussian_sigma,
 };
-use dptune::privacy::subsampled::{dpsgd_curve, dpsgd_epsilon_grid};
 
 use dptune::error::{check_non_negative, check_positive};
 use dptune::privacy::repeat::Repeats;

@@ -6,10 +6,12 @@
 //!   Thm. 8), in both directions, evaluated in log space so that δ down to 1e-300 is handled.
 //! * [`classic_gaussian_sigma`] (Dwork & Roth 2014, Thm. A.1) is a labelled comparison only.
 
-use super::convert::{mul_up, round_up};
 use super::guarantee::{Guarantee, Neighbours};
 use super::rdp::RdpCurve;
 use crate::error::{check_positive, Error, Result};
+use crate::numeric::bisect::{bisect, to_resolution, Split};
+use crate::numeric::{mul_up, round_up};
+use std::convert::Infallible;
 
 /// Continued fraction y + (1/2)/(y + (2/2)/(y + (3/2)/(y + …))) (modified Lentz), for y ≥ 2:
 /// erfc(y) = e^{−y²}/(√π · cf(y)) (Abramowitz & Stegun 7.1.14).
@@ -113,18 +115,8 @@ fn multiplier_down(sigma: f64, sensitivity: f64) -> f64 {
 
 /// Bisects to float resolution; `ok(x)` is monotone false→true on [lo, hi] with ok(hi) true.
 /// Returns the smallest float found with `ok` true.
-fn bisect_up(ok: impl Fn(f64) -> bool, mut lo: f64, mut hi: f64) -> f64 {
-    for _ in 0..2000 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if ok(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
+fn bisect_up(ok: impl Fn(f64) -> bool, lo: f64, hi: f64) -> f64 {
+    let Ok((_, hi)) = bisect::<Infallible>(lo, hi, Split::Arithmetic, to_resolution, |x| Ok(ok(x)));
     hi
 }
 

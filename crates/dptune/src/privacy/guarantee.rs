@@ -9,12 +9,11 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::convert::{
-    add_up, mul_up, pure_to_zcdp, rdp_delta, rdp_epsilon, zcdp_delta, zcdp_epsilon,
-};
+use super::convert::{pure_to_zcdp, rdp_delta, rdp_epsilon, zcdp_delta, zcdp_epsilon};
 use super::pld::Pld;
 use super::rdp::{default_orders, RdpCurve};
 use crate::error::{check_delta, check_positive, Error, Result};
+use crate::numeric::{add_up, mul_up};
 
 /// Which datasets count as neighbours (THEORY.md §0.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

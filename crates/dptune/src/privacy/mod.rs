@@ -6,6 +6,7 @@
 //! truth.
 
 pub mod convert;
+pub mod dpsgd;
 pub mod gaussian;
 mod guarantee;
 mod ledger;

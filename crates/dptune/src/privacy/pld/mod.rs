@@ -90,7 +90,7 @@ pub struct ProfilePoint {
 fn sensitivity_up(value: f64, sensitivity: f64, name: &'static str) -> Result<f64> {
     check_positive(name, value)?;
     check_positive("sensitivity", sensitivity)?;
-    Ok(super::convert::round_up(sensitivity / value))
+    Ok(crate::numeric::round_up(sensitivity / value))
 }
 
 fn integer_sensitivity(sensitivity: f64) -> Result<i64> {

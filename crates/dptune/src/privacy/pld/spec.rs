@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::{Pld, PldConfig};
 use crate::error::{Error, Result};
-use crate::privacy::convert::mul_up;
+use crate::numeric::mul_up;
 use crate::privacy::gaussian::gaussian_rho;
 use crate::privacy::guarantee::{Guarantee, Neighbours};
 use crate::privacy::rdp::RdpCurve;
