@@ -1,9 +1,10 @@
 //! Choosing among scored candidates privately (DESIGN.md, "select/").
 //!
-//! One small module per mechanism; each has a validating constructor, returns a
-//! [`Release`](crate::privacy::Release) with the [`Guarantee`](crate::privacy::Guarantee) it
-//! spent, and has a `select_charged` path that charges a [`Ledger`](crate::privacy::Ledger)
-//! *before* any noise is drawn.
+//! One small module per mechanism; each has a validating constructor and implements
+//! [`Selector`]: a [`Release`](crate::privacy::Release) with the
+//! [`Guarantee`](crate::privacy::Guarantee) it spent, and a `select_charged` path that charges a
+//! [`Ledger`](crate::privacy::Ledger) *before* any noise is drawn. Front ends build a mechanism
+//! by name through the one dispatch [`Mechanism::build`] ([`Spec`], [`Prepared`]).
 //!
 //! | mechanism | module | charge |
 //! |---|---|---|
