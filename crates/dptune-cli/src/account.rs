@@ -33,9 +33,10 @@ use dptune::tune::{tuning_cost, Method};
 use dptune::Error;
 
 use crate::flags::ignored;
+use crate::plot_file::Delivery;
 use crate::plot_file::Pending;
 use crate::progress::Progress;
-use crate::report::{finite, fmt_param, Delivery, Failure, Report};
+use crate::report::{finite, fmt_param, Failure, Report};
 
 /// Arguments of `dptune account`.
 #[derive(Args)]
