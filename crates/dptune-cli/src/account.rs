@@ -21,10 +21,10 @@ use serde_json::json;
 use dptune::privacy::pld::{calibrate_dpsgd_noise, dpsgd_pld, ComposeSpec, PldConfig};
 
 use dptune::privacy::convert::{rdp_epsilon, zcdp_epsilon_at_order};
+use dptune::privacy::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::gaussian::{
     classic_gaussian_sigma, gaussian_curve, gaussian_epsilon, gaussian_sigma,
 };
-use dptune::privacy::subsampled::{dpsgd_curve, dpsgd_epsilon_grid};
 
 use dptune::error::{check_non_negative, check_positive};
 use dptune::privacy::repeat::Repeats;
@@ -33,9 +33,10 @@ use dptune::tune::{tuning_cost, Method};
 use dptune::Error;
 
 use crate::flags::ignored;
+use crate::plot_file::Delivery;
 use crate::plot_file::Pending;
 use crate::progress::Progress;
-use crate::report::{finite, fmt_param, Delivery, Failure, Report};
+use crate::report::{finite, fmt_param, Failure, Report};
 
 /// Arguments of `dptune account`.
 #[derive(Args)]

@@ -134,6 +134,17 @@ pub fn describe(e: &Error) -> String {
     }
 }
 
+impl From<Error> for Failure {
+    /// Exit 3 for a privacy refusal (budget exceeded, no release), 2 for bad input; the
+    /// message names the flag ([`describe`]).
+    fn from(e: Error) -> Self {
+        Self {
+            code: if e.is_refusal() { 3 } else { 2 },
+            message: describe(&e),
+        }
+    }
+}
+
 /// A refusal of `flag`, which `because` makes meaningless (so it would be silently dropped).
 pub fn ignored(flag: &str, because: &str) -> Failure {
     Failure::input(format!(

@@ -28,8 +28,9 @@ use serde_json::json;
 
 use crate::flags::ignored;
 use crate::plot_file;
+use crate::plot_file::Delivery;
 use crate::progress::Progress;
-use crate::report::{fmt_param, Delivery, Failure, Report};
+use crate::report::{fmt_param, Failure, Report};
 
 /// Score used for the selection.
 #[derive(Clone, Copy, ValueEnum)]

@@ -23,7 +23,8 @@ mod select;
 mod study;
 mod tune;
 
-use report::{Delivery, Failure};
+use plot_file::Delivery;
+use report::Failure;
 
 /// Differentially private hyperparameter tuning with exact accounting.
 #[derive(Parser)]

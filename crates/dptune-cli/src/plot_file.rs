@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use resvg::{tiny_skia, usvg};
 
-use crate::report::Failure;
+use crate::report::{Failure, Report};
 
 /// The output formats `--plot` accepts.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -65,6 +65,21 @@ pub fn check(path: &Path) -> Result<(), Failure> {
     Temp::create(path)
         .map(drop)
         .map_err(|e| refuse(format!("cannot create a file in {}: {e}", dir.display())))
+}
+
+/// What a command hands back to `main`: its report, and a plot to write after the report is
+/// printed (`plot_file`: a plot that cannot be written must not lose the report).
+pub struct Delivery {
+    /// Printed first.
+    pub report: Report,
+    /// Written after the report (`--plot`).
+    pub plot: Option<Pending>,
+}
+
+impl From<Report> for Delivery {
+    fn from(report: Report) -> Self {
+        Self { report, plot: None }
+    }
 }
 
 /// A drawn plot that is written after the report (see the module doc).

@@ -1,10 +1,8 @@
-//! What a subcommand hands back to `main`: a JSON object for `--json` and a human rendering
-//! (and a plot to write after them), plus the mapping from library errors to exit codes (0 ok,
-//! 2 bad input, 3 refused).
+//! What a subcommand hands back to `main`: a JSON object for `--json` and a human rendering,
+//! or a failure with its exit code (0 ok, 2 bad input, 3 refused; library errors are mapped in
+//! `flags`, which names the flag the user typed).
 
 use serde_json::Value;
-
-use crate::plot_file::Pending;
 
 /// A finished command's output in both forms.
 pub struct Report {
@@ -12,21 +10,6 @@ pub struct Report {
     pub json: Value,
     /// What a person reads by default.
     pub human: String,
-}
-
-/// What a command hands back to `main`: its report, and a plot to write after the report is
-/// printed (`plot_file`: a plot that cannot be written must not lose the report).
-pub struct Delivery {
-    /// Printed first.
-    pub report: Report,
-    /// Written after the report (`--plot`).
-    pub plot: Option<Pending>,
-}
-
-impl From<Report> for Delivery {
-    fn from(report: Report) -> Self {
-        Self { report, plot: None }
-    }
 }
 
 /// A failed command: the message and the exit code.
@@ -44,15 +27,6 @@ impl Failure {
         Self {
             message: message.into(),
             code: 2,
-        }
-    }
-}
-
-impl From<dptune::Error> for Failure {
-    fn from(e: dptune::Error) -> Self {
-        Self {
-            code: if e.is_refusal() { 3 } else { 2 },
-            message: crate::flags::describe(&e),
         }
     }
 }

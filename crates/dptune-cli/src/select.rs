@@ -7,10 +7,7 @@ use clap::{Args, ValueEnum};
 use dptune::data::load_scores;
 use dptune::noise::SecureRng;
 use dptune::privacy::{Bound, Guarantee, Neighbours};
-use dptune::select::{
-    ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
-    LaplaceNoisyMax, Mechanism, NoisyTopK, PermuteAndFlip, Sensitivity, TopKMethod,
-};
+use dptune::select::{Goal, L2Sensitivity, Mechanism, Selection, Spec, TopKMethod};
 use dptune::Error;
 use serde_json::{json, Value};
 
@@ -193,12 +190,7 @@ fn validate(a: &SelectArgs, mechanism: Mechanism) -> Result<(), Failure> {
     if is(Mechanism::Gaussian) {
         needs("--delta", a.delta.is_some())?;
     }
-    if a.probabilities
-        && !matches!(
-            mechanism,
-            Mechanism::Exponential | Mechanism::Gumbel | Mechanism::Gem | Mechanism::PermuteAndFlip
-        )
-    {
+    if a.probabilities && !mechanism.has_exact_probabilities() {
         return Err(Failure::input(format!(
             "--probabilities is available for exponential, gumbel, gem and permute-and-flip, \
              not {mechanism}"
@@ -240,122 +232,41 @@ fn spent_json(g: &Guarantee) -> Value {
     Value::Object(out)
 }
 
-/// One draw of a single-index mechanism.
-type Draw = Box<dyn Fn(&mut SecureRng) -> Result<usize, dptune::Error>>;
-
-/// One prepared mechanism.
-enum Prepared {
-    One(Draw),
-    Many(Box<NoisyTopK>),
-}
-
 /// Runs `dptune select`.
 pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     let mechanism: Mechanism = a.mechanism.parse()?;
     let mechanism = mechanism.as_selection()?;
     validate(&a, mechanism)?;
     let scores = read_scores(&a.scores, a.column.as_deref())?;
-    let goal = if a.minimize {
-        Goal::Minimize
-    } else {
-        Goal::Maximize
-    };
-    let neighbours = match a.neighbours {
+    let mut spec = Spec::new(a.epsilon, a.sensitivity.unwrap_or_default());
+    if a.minimize {
+        spec.goal = Goal::Minimize;
+    }
+    spec.neighbours = match a.neighbours {
         NeighboursArg::AddRemove => Neighbours::AddRemove,
         NeighboursArg::Replace => Neighbours::Replace,
     };
-    let sensitivity = || -> Result<Sensitivity, Failure> {
-        let d = a.sensitivity.unwrap_or_default(); // required by `validate`
-        Ok(Sensitivity::new(d, a.monotonic)?)
+    spec.monotonic = a.monotonic;
+    spec.delta = a.delta;
+    spec.l2 = match (a.l2_sensitivity, a.centred) {
+        (Some(x), _) => L2Sensitivity::Declared(x),
+        (None, true) => L2Sensitivity::MonotoneCentred,
+        (None, false) => L2Sensitivity::General,
     };
-    let (eps, m) = (a.epsilon, scores.len());
-    let (prepared, guarantee, probs): (Prepared, Guarantee, Option<Vec<f64>>) = match mechanism {
-        Mechanism::Exponential => {
-            let x = ExponentialMechanism::new(&scores, goal, sensitivity()?, eps, neighbours)?;
-            let (g, p) = (x.guarantee().clone(), x.probabilities());
-            (
-                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
-                g,
-                Some(p),
-            )
-        }
-        Mechanism::Gumbel => {
-            let x = GumbelMax::new(&scores, goal, sensitivity()?, eps, neighbours)?;
-            let (g, p) = (x.guarantee().clone(), x.probabilities());
-            (
-                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
-                g,
-                Some(p),
-            )
-        }
-        Mechanism::PermuteAndFlip => {
-            let x = PermuteAndFlip::new(&scores, goal, sensitivity()?, eps, neighbours)?;
-            let p = (m <= 10_000).then(|| x.probabilities());
-            let g = x.guarantee().clone();
-            (
-                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
-                g,
-                p,
-            )
-        }
-        Mechanism::Laplace => {
-            let x = LaplaceNoisyMax::new(&scores, goal, sensitivity()?, eps, neighbours)?;
-            let g = x.guarantee().clone();
-            (
-                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
-                g,
-                None,
-            )
-        }
-        Mechanism::Gaussian => {
-            let l2 = match (a.l2_sensitivity, a.centred) {
-                (Some(x), _) => L2Sensitivity::Declared(x),
-                (None, true) => L2Sensitivity::MonotoneCentred,
-                (None, false) => L2Sensitivity::General,
-            };
-            let x =
-                GaussianArgmax::new(&scores, goal, sensitivity()?, l2, eps, a.delta, neighbours)?;
-            let g = x.guarantee().clone();
-            (
-                Prepared::One(Box::new(move |r| Ok(x.select(r)?.value))),
-                g,
-                None,
-            )
-        }
-        Mechanism::Gem => {
-            // `validate` has checked that gem has its --sensitivities file.
-            let path = a.sensitivities.as_ref().ok_or_else(|| {
-                Failure::input("gem needs --sensitivities FILE (one per candidate)")
-            })?;
-            let sens = load_scores(path, None)?;
-            let beta = a.beta.unwrap_or(0.1);
-            let x = GeneralizedExponential::new(&scores, goal, &sens, eps, beta, neighbours)?;
-            let (g, p) = (x.guarantee().clone(), x.probabilities());
-            (
-                Prepared::One(Box::new(move |r| Ok(x.select(r).value))),
-                g,
-                Some(p),
-            )
-        }
-        Mechanism::TopK => {
-            let k = a.k.unwrap_or_default(); // required by `validate`
-            let method = match a.top_k_method.unwrap_or(TopKArg::PermuteAndFlip) {
-                TopKArg::PermuteAndFlip => TopKMethod::PermuteAndFlip,
-                TopKArg::Gumbel => TopKMethod::Gumbel,
-            };
-            let x = NoisyTopK::new(&scores, goal, sensitivity()?, eps, k, method, neighbours)?;
-            let g = x.guarantee().clone();
-            (Prepared::Many(Box::new(x)), g, None)
-        }
-        Mechanism::SparseVector => unreachable_svt()?,
-    };
+    // `validate` has checked that gem, and only gem, has its --sensitivities file.
+    if let Some(path) = &a.sensitivities {
+        spec.sensitivities = Some(load_scores(path, None)?);
+    }
+    spec.beta = a.beta.unwrap_or(spec.beta);
+    spec.k = a.k;
+    if let Some(TopKArg::Gumbel) = a.top_k_method {
+        spec.top_k = TopKMethod::Gumbel;
+    }
+    let m = scores.len();
+    let prepared = mechanism.build(&scores, &spec)?;
+    let guarantee = prepared.guarantee().clone();
     if a.probabilities {
-        let p = probs.ok_or_else(|| {
-            Failure::input(format!(
-                "--probabilities for permute-and-flip is available up to 10000 candidates; \
-                 these scores have {m}"
-            ))
-        })?;
+        let p = prepared.probabilities()?;
         let human = p
             .iter()
             .enumerate()
@@ -402,71 +313,58 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     } else {
         ""
     };
-    match prepared {
-        Prepared::One(draw) => {
-            if a.repeat.is_none() {
-                let i = draw(&mut rng)?;
-                return Ok(Report {
-                    json: json!({"mechanism": mechanism.to_string(), "index": i, "spent": spent}),
-                    human: format!("selected candidate {i}\nspent: {spent_human}{note}"),
-                });
-            }
-            let mut counts = vec![0u64; m];
-            for _ in 0..repeat {
-                counts[draw(&mut rng)?] += 1;
-            }
-            Ok(Report {
-                json: json!({"mechanism": mechanism.to_string(), "repeat": repeat,
-                             "counts": counts, "spent": spent}),
-                human: format!(
-                    "counts over {repeat} selections: {counts:?}\nspent: {spent_human}{note}"
-                ),
-            })
-        }
-        Prepared::Many(x) => {
-            if a.repeat.is_none() {
-                let v = x.select(&mut rng).value;
-                return Ok(Report {
-                    json: json!({"mechanism": mechanism.to_string(), "indices": v,
-                                 "spent": spent}),
-                    human: format!(
-                        "selected candidates (best first) {v:?}\nspent: {spent_human}{note}"
-                    ),
-                });
-            }
-            let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-            for _ in 0..repeat {
-                let v = x.select(&mut rng).value;
-                let key = v
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                *counts.entry(key).or_default() += 1;
-            }
-            Ok(Report {
-                json: json!({"mechanism": mechanism.to_string(), "repeat": repeat,
-                             "counts": counts, "spent": spent}),
-                human: format!(
-                    "counts over {repeat} selections: {counts:?}\nspent: {spent_human}{note}"
-                ),
-            })
-        }
-    }
-    .map(|mut r: Report| {
+    let finish = |mut r: Report| {
         if let Some(eps) = total.pure_eps() {
             r.human
                 .push_str(&format!("\n(total pure epsilon {})", fmt_param(eps)));
         }
         r
-    })
-}
-
-/// `as_selection` has already refused the sparse vector technique.
-fn unreachable_svt() -> Result<(Prepared, Guarantee, Option<Vec<f64>>), Failure> {
-    Err(Mechanism::SparseVector
-        .as_selection()
-        .err()
-        .map(Failure::from)
-        .unwrap_or_else(|| Failure::input("sparse-vector is not a selection mechanism")))
+    };
+    let mut counts_one = vec![0u64; m];
+    let mut counts_many: BTreeMap<String, u64> = BTreeMap::new();
+    for _ in 0..repeat {
+        match prepared.draw(&mut rng) {
+            Selection::One(i) if a.repeat.is_none() => {
+                return Ok(finish(Report {
+                    json: json!({"mechanism": mechanism.to_string(), "index": i, "spent": spent}),
+                    human: format!("selected candidate {i}\nspent: {spent_human}{note}"),
+                }));
+            }
+            Selection::Many(v) if a.repeat.is_none() => {
+                return Ok(finish(Report {
+                    json: json!({"mechanism": mechanism.to_string(), "indices": v,
+                                 "spent": spent}),
+                    human: format!(
+                        "selected candidates (best first) {v:?}\nspent: {spent_human}{note}"
+                    ),
+                }));
+            }
+            Selection::One(i) => counts_one[i] += 1,
+            Selection::Many(v) => {
+                let key = v
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                *counts_many.entry(key).or_default() += 1;
+            }
+        }
+    }
+    let counts = if mechanism == Mechanism::TopK {
+        json!(counts_many)
+    } else {
+        json!(counts_one)
+    };
+    let counts_human = if mechanism == Mechanism::TopK {
+        format!("{counts_many:?}")
+    } else {
+        format!("{counts_one:?}")
+    };
+    Ok(finish(Report {
+        json: json!({"mechanism": mechanism.to_string(), "repeat": repeat,
+                     "counts": counts, "spent": spent}),
+        human: format!(
+            "counts over {repeat} selections: {counts_human}\nspent: {spent_human}{note}"
+        ),
+    }))
 }

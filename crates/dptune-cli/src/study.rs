@@ -14,8 +14,9 @@ use serde_json::json;
 
 use crate::flags::ignored;
 use crate::plot_file;
+use crate::plot_file::Delivery;
 use crate::progress::Progress;
-use crate::report::{fmt_param, Delivery, Failure, Report};
+use crate::report::{fmt_param, Failure, Report};
 
 /// Arguments of `dptune study`.
 #[derive(Args)]

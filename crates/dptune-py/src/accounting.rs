@@ -14,8 +14,8 @@ use pyo3::types::PyDict;
 use serde_json::{json, Value};
 
 use dptune::privacy::convert::rdp_epsilon;
+use dptune::privacy::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::pld::{dpsgd_pld, ComposeSpec, Pld, PldConfig};
-use dptune::privacy::subsampled::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::Guarantee;
 
 use crate::{g, invalid, vec_f64, IntoPy, PyGuarantee, R};

@@ -21,11 +21,10 @@ use dptune::federated::secagg::{
 use dptune::federated::vote;
 use dptune::noise::SecureRng;
 use dptune::privacy::{
-    convert, gaussian as pgauss, repeat, subsampled, Bound as Bnd, Guarantee, Neighbours,
+    convert, dpsgd, gaussian as pgauss, repeat, Bound as Bnd, Guarantee, Neighbours,
 };
 use dptune::select::{
-    ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
-    LaplaceNoisyMax, Mechanism, NoisyTopK, PermuteAndFlip, Sensitivity, TopKMethod,
+    Goal, Mechanism, NoisyTopK, Prepared, Selection, Selector, Sensitivity, Spec, TopKMethod,
 };
 use dptune::tune::{self, Config, Domain, Method, SearchSpace, TuneOptions, Tuner, Value};
 use dptune::Error;
@@ -447,15 +446,6 @@ impl PyGuarantee {
 // ------------------------------------------------------------------------------------------------
 // Selection
 
-enum Built {
-    Em(ExponentialMechanism),
-    Pf(PermuteAndFlip),
-    Gumbel(GumbelMax),
-    Laplace(LaplaceNoisyMax),
-    Gauss(GaussianArgmax),
-    Gem(GeneralizedExponential),
-}
-
 struct SelArgs<'a> {
     mechanism: &'a str,
     epsilon: f64,
@@ -479,85 +469,34 @@ fn no_nan_scores(scores: &[f64]) -> R<()> {
     }
 }
 
-fn build(scores: &[f64], a: &SelArgs<'_>) -> R<Built> {
+/// The library's one dispatch ([`Mechanism::build`]) on the Python arguments; top-k has its
+/// own function (`dptune.top_k`).
+fn build(scores: &[f64], a: &SelArgs<'_>) -> R<Prepared> {
     no_nan_scores(scores)?;
     let mech: Mechanism = a.mechanism.parse().py()?;
     let mech = mech.as_selection().py()?;
-    let goal = goal(a.goal)?;
-    let nb = neighbours(a.neighbours)?;
-    let sens = Sensitivity::new(a.sensitivity, a.monotonic).py()?;
-    Ok(match mech {
-        Mechanism::Exponential => {
-            Built::Em(ExponentialMechanism::new(scores, goal, sens, a.epsilon, nb).py()?)
-        }
-        Mechanism::PermuteAndFlip => {
-            Built::Pf(PermuteAndFlip::new(scores, goal, sens, a.epsilon, nb).py()?)
-        }
-        Mechanism::Gumbel => Built::Gumbel(GumbelMax::new(scores, goal, sens, a.epsilon, nb).py()?),
-        Mechanism::Laplace => {
-            Built::Laplace(LaplaceNoisyMax::new(scores, goal, sens, a.epsilon, nb).py()?)
-        }
-        Mechanism::Gaussian => Built::Gauss(
-            GaussianArgmax::new(
-                scores,
-                goal,
-                sens,
-                L2Sensitivity::General,
-                a.epsilon,
-                a.delta,
-                nb,
-            )
-            .py()?,
-        ),
-        Mechanism::Gem => {
-            let s = a
-                .sensitivities
-                .clone()
-                .unwrap_or_else(|| vec![a.sensitivity; scores.len()]);
-            Built::Gem(GeneralizedExponential::new(scores, goal, &s, a.epsilon, a.beta, nb).py()?)
-        }
-        Mechanism::TopK | Mechanism::SparseVector => {
-            return Err(invalid(
-                "mechanism",
-                a.mechanism,
-                "use dptune.top_k for noisy top-k; the sparse vector technique is not a selection",
-            ))
-        }
-    })
+    if mech == Mechanism::TopK {
+        return Err(invalid(
+            "mechanism",
+            a.mechanism,
+            "use dptune.top_k for noisy top-k; the sparse vector technique is not a selection",
+        ));
+    }
+    let mut spec = Spec::new(a.epsilon, a.sensitivity);
+    spec.goal = goal(a.goal)?;
+    spec.neighbours = neighbours(a.neighbours)?;
+    spec.monotonic = a.monotonic;
+    spec.delta = a.delta;
+    spec.sensitivities = a.sensitivities.clone();
+    spec.beta = a.beta;
+    mech.build(scores, &spec).py()
 }
 
-impl Built {
-    /// What a selection spends (a function of the public inputs only), charged before it runs.
-    fn guarantee(&self) -> Guarantee {
-        match self {
-            Built::Em(m) => m.guarantee().clone(),
-            Built::Pf(m) => m.guarantee().clone(),
-            Built::Gumbel(m) => m.guarantee().clone(),
-            Built::Laplace(m) => m.guarantee().clone(),
-            Built::Gauss(m) => m.guarantee().clone(),
-            Built::Gem(m) => m.guarantee().clone(),
-        }
-    }
-    fn select(&self, rng: &mut SecureRng) -> R<(usize, Guarantee)> {
-        let r = match self {
-            Built::Em(m) => m.select(rng),
-            Built::Pf(m) => m.select(rng),
-            Built::Gumbel(m) => m.select(rng),
-            Built::Laplace(m) => m.select(rng),
-            Built::Gauss(m) => m.select(rng).py()?,
-            Built::Gem(m) => m.select(rng),
-        };
-        Ok((r.value, r.spent))
-    }
-    fn probabilities(&self) -> R<Vec<f64>> {
-        match self {
-            Built::Em(m) => Ok(m.probabilities()),
-            Built::Pf(m) => Ok(m.probabilities()),
-            Built::Gumbel(m) => Ok(m.probabilities()),
-            Built::Laplace(m) => m.probabilities().py(),
-            Built::Gauss(m) => m.probabilities().py(),
-            Built::Gem(m) => Ok(m.probabilities()),
-        }
+/// One draw of a single-index mechanism and what it spent.
+fn select_one(m: &Prepared, rng: &mut SecureRng) -> R<(usize, Guarantee)> {
+    match m.draw(rng) {
+        Selection::One(i) => Ok((i, m.guarantee().clone())),
+        Selection::Many(_) => Err(invalid("mechanism", "top-k", "use dptune.top_k")),
     }
 }
 
@@ -609,7 +548,7 @@ fn select_index(
     };
     let mut rng = rng_from(seed)?;
     // With `budget`, the mechanism (inputs validated) is charged before it selects.
-    let charge = |m: &Built| budget::charge(budget, store.as_deref(), &m.guarantee(), "select");
+    let charge = |m: &Prepared| budget::charge(budget, store.as_deref(), m.guarantee(), "select");
     // Small contiguous float64 arrays are read in place while holding the GIL (no copy); large
     // inputs are copied and the GIL is released while the core selects.
     if let Ok(a64) = scores.cast::<PyArray1<f64>>() {
@@ -618,7 +557,7 @@ fn select_index(
                 if let Ok(slice) = ro.as_slice() {
                     let m = build(slice, &a)?;
                     charge(&m)?;
-                    let (i, spent) = m.select(&mut rng)?;
+                    let (i, spent) = select_one(&m, &mut rng)?;
                     return Ok((i, g(spent)));
                 }
             }
@@ -632,9 +571,9 @@ fn select_index(
     };
     charge(&m)?;
     let (i, spent) = if scores.len() >= DETACH_AT {
-        py.detach(|| m.select(&mut rng))?
+        py.detach(|| select_one(&m, &mut rng))?
     } else {
-        m.select(&mut rng)?
+        select_one(&m, &mut rng)?
     };
     Ok((i, g(spent)))
 }
@@ -674,7 +613,7 @@ fn _selection_probabilities<'py>(
         sensitivities,
         beta,
     };
-    let p = build(&scores, &a)?.probabilities()?;
+    let p = build(&scores, &a)?.probabilities().py()?;
     Ok(PyArray1::from_vec(py, p))
 }
 
@@ -742,8 +681,7 @@ fn selection_cost(
         sensitivities: None,
         beta: 0.1,
     };
-    let mut rng = SecureRng::seeded(0);
-    Ok(g(build(&dummy, &a)?.select(&mut rng)?.1))
+    Ok(g(build(&dummy, &a)?.guarantee().clone()))
 }
 
 /// Noisy top-k: (indices as int64 array, guarantee).
@@ -826,7 +764,7 @@ fn _time_select_rust(
         let mut acc = 0usize;
         for i in 0..n {
             let mut rng = SecureRng::seeded(seed.wrapping_add(i as u64));
-            acc ^= build(&scores, &a)?.select(&mut rng)?.0;
+            acc ^= select_one(&build(&scores, &a)?, &mut rng)?.0;
         }
         std::hint::black_box(acc);
         Ok(start.elapsed().as_nanos() as f64 / n as f64)
@@ -861,7 +799,7 @@ fn gaussian_rho(sigma: f64, sensitivity: f64) -> R<f64> {
 #[pyfunction]
 #[pyo3(signature = (sampling_rate, noise_multiplier, steps))]
 fn dpsgd_guarantee(sampling_rate: f64, noise_multiplier: f64, steps: u64) -> R<PyGuarantee> {
-    Ok(g(subsampled::dpsgd_guarantee(
+    Ok(g(dpsgd::dpsgd_guarantee(
         sampling_rate,
         noise_multiplier,
         steps,
@@ -888,7 +826,7 @@ fn largest_pure_within(allowance: &PyGuarantee) -> R<f64> {
 #[pyfunction]
 #[pyo3(signature = (sampling_rate, noise_multiplier, steps, delta))]
 fn dpsgd_epsilon(sampling_rate: f64, noise_multiplier: f64, steps: u64, delta: f64) -> R<f64> {
-    subsampled::dpsgd_guarantee(sampling_rate, noise_multiplier, steps)
+    dpsgd::dpsgd_guarantee(sampling_rate, noise_multiplier, steps)
         .py()?
         .epsilon(delta)
         .py()

@@ -6,7 +6,7 @@
 
 use pyo3::prelude::*;
 
-use dptune::privacy::{subsampled, Bound as Bnd, Guarantee};
+use dptune::privacy::{dpsgd, Bound as Bnd, Guarantee};
 use dptune::tune::{self, cost::NOISE_MULTIPLIERS, Method};
 
 use crate::{g, invalid, method_from, space_from, IntoPy, PyGuarantee, PyRepeats, R};
@@ -78,9 +78,9 @@ pub(crate) fn calibrate_per_run(
         PerRun::DpSgd { q, steps } => {
             // Check the DP-SGD inputs first, so that a bad rate is named as such and not
             // reported as an allowance that nothing fits.
-            subsampled::dpsgd_guarantee(q, 1.0, steps).py()?;
+            dpsgd::dpsgd_guarantee(q, 1.0, steps).py()?;
             let (z_low, z_high, _) = NOISE_MULTIPLIERS;
-            let f = |t: f64| subsampled::dpsgd_guarantee(q, 1.0 / t, steps);
+            let f = |t: f64| dpsgd::dpsgd_guarantee(q, 1.0 / t, steps);
             let (t, run) = tune::calibrate(outer, method, f, 1.0 / z_high, 1.0 / z_low).py()?;
             (run, Some(1.0 / t))
         }

@@ -2,8 +2,8 @@
 
 use divan::black_box;
 use dptune::privacy::convert::{rdp_epsilon, rdp_epsilon_on, zcdp_epsilon};
+use dptune::privacy::dpsgd::dpsgd_curve;
 use dptune::privacy::gaussian::gaussian_sigma;
-use dptune::privacy::subsampled::dpsgd_curve;
 use dptune::privacy::{default_orders, RdpCurve};
 
 fn main() {

@@ -3,7 +3,9 @@
 
 use dptune::noise::SecureRng;
 use dptune::privacy::Neighbours;
-use dptune::select::{ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Sensitivity};
+use dptune::select::{
+    ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Selector, Sensitivity,
+};
 
 fn main() {
     divan::main();

@@ -12,9 +12,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use dptune::privacy::convert::{rdp_epsilon, zcdp_epsilon};
+use dptune::privacy::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::gaussian::{gaussian_curve, gaussian_sigma};
 use dptune::privacy::repeat::Repeats;
-use dptune::privacy::subsampled::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::{default_orders, RdpCurve};
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::tune::{tuning_cost, Method};

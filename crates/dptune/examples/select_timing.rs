@@ -12,7 +12,9 @@ use std::time::Instant;
 
 use dptune::noise::SecureRng;
 use dptune::privacy::Neighbours;
-use dptune::select::{ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Sensitivity};
+use dptune::select::{
+    ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Selector, Sensitivity,
+};
 
 fn run(args: &[String]) -> Result<String, String> {
     let arg = |i: usize| args.get(i).ok_or(format!("missing argument {i}"));

@@ -15,7 +15,7 @@ use dptune::noise::SecureRng;
 use dptune::privacy::Neighbours;
 use dptune::select::{
     ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
-    LaplaceNoisyMax, NoisyTopK, PermuteAndFlip, Sensitivity, SparseVector, TopKMethod,
+    LaplaceNoisyMax, NoisyTopK, PermuteAndFlip, Selector, Sensitivity, SparseVector, TopKMethod,
 };
 
 const AR: Neighbours = Neighbours::AddRemove;
@@ -172,8 +172,8 @@ fn gaussian(build_eps: f64, seed: u64) -> Audit {
             let b = make(&[-c * sd - 1.0, 1.0], build_eps);
             Pair::new(
                 format!("gap -{c} sd"),
-                move |r: &mut SecureRng| a.select(r).unwrap().value,
-                move |r: &mut SecureRng| b.select(r).unwrap().value,
+                move |r: &mut SecureRng| a.draw(r),
+                move |r: &mut SecureRng| b.draw(r),
             )
         })
         .collect();

@@ -8,10 +8,10 @@
 use dptune::privacy::convert::{
     rdp_delta, rdp_delta_on, rdp_epsilon, rdp_epsilon_on, zcdp_delta, zcdp_epsilon,
 };
+use dptune::privacy::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::gaussian::{
     classic_gaussian_sigma, gaussian_curve, gaussian_epsilon, gaussian_sigma,
 };
-use dptune::privacy::subsampled::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::{default_orders, Guarantee, Neighbours, RdpCurve};
 use serde_json::Value;
 

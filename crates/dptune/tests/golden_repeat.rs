@@ -169,7 +169,7 @@ fn papernot_steinke_pure_base() {
 
 #[test]
 fn papernot_steinke_dpsgd_base() {
-    use dptune::privacy::subsampled::dpsgd_guarantee;
+    use dptune::privacy::dpsgd::dpsgd_guarantee;
     let mut n = 0;
     for case in cases("ps_dpsgd") {
         let id = case["id"].as_str().unwrap();

@@ -13,7 +13,7 @@ use dptune::select::gaussian::gaussian_rnm_probabilities;
 use dptune::select::laplace::laplace_rnm_probabilities;
 use dptune::select::{
     ExponentialMechanism, GeneralizedExponential, Goal, GumbelMax, LaplaceNoisyMax, NoisyTopK,
-    PermuteAndFlip, Sensitivity, TopKMethod,
+    PermuteAndFlip, Selector, Sensitivity, TopKMethod,
 };
 use serde_json::Value;
 

@@ -7,7 +7,7 @@ use dptune::learn::pipeline::{oracle_on_test, tune, Events, LearnerKind, Plan};
 use dptune::learn::{DpSgd, NoisyAccuracy, ObjectivePerturbation, OutputPerturbation, RidgeSsp};
 use dptune::noise::GridGaussian;
 use dptune::noise::SecureRng;
-use dptune::privacy::subsampled::dpsgd_epsilon_grid;
+use dptune::privacy::dpsgd::dpsgd_epsilon_grid;
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::tune::{Learner, Scorer, Value};
 use dptune::Error;

@@ -2,8 +2,9 @@
 //! composition, and a Ledger that never lets spending exceed the allowance. Also bad input.
 
 use dptune::privacy::convert::{rdp_epsilon, rdp_epsilon_on, zcdp_epsilon};
+use dptune::privacy::dpsgd::dpsgd_curve;
 use dptune::privacy::gaussian::{gaussian_epsilon, gaussian_sigma};
-use dptune::privacy::subsampled::{dpsgd_curve, subsampled_gaussian_rdp};
+use dptune::privacy::subsampled::subsampled_gaussian_rdp;
 use dptune::privacy::{Guarantee, Ledger, Neighbours, RdpCurve};
 use dptune::Error;
 use proptest::prelude::*;

@@ -50,7 +50,9 @@
 
 use super::noise_share::SkellamShare;
 use crate::error::{check_delta, check_positive, Error, Result};
-use crate::privacy::convert::{rdp_epsilon, rdp_epsilon_on, round_up};
+use crate::numeric::bisect::{bisect, to_resolution, Split};
+use crate::numeric::round_up;
+use crate::privacy::convert::{rdp_epsilon, rdp_epsilon_on};
 use crate::privacy::default_orders;
 use crate::privacy::gaussian::{gaussian_curve, gaussian_epsilon, gaussian_sigma};
 use crate::privacy::{Guarantee, Neighbours, RdpCurve};
@@ -141,18 +143,7 @@ fn bisect_up(mut lo: f64, mut hi: f64, ok: impl Fn(f64) -> Result<bool>) -> Resu
             });
         }
     }
-    for _ in 0..200 {
-        let mid = (lo * hi).sqrt();
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if ok(mid)? {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Ok(hi)
+    Ok(bisect(lo, hi, Split::Geometric, to_resolution, ok)?.1)
 }
 
 /// Smallest Gaussian σ on the sum with exact ε ≤ `eps` at `delta` (golden

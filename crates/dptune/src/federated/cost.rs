@@ -4,7 +4,7 @@
 use super::sim::SimConfig;
 use super::sim_data::SimDataset;
 use crate::error::{Error, Result};
-use crate::privacy::convert::mul_up;
+use crate::numeric::mul_up;
 use crate::privacy::{Guarantee, Neighbours};
 use crate::resources::Estimate;
 

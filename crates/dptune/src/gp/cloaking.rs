@@ -18,7 +18,7 @@ use super::mechanisms::grid_gaussian_vector;
 use super::regression::{check_inputs, Clipped, GpRegression, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
-use crate::privacy::convert::mul_up;
+use crate::numeric::mul_up;
 use crate::privacy::{Guarantee, Neighbours, Release};
 
 /// Settings of the MVEE (D-optimal design) solver.

@@ -10,7 +10,7 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::error::{Error, Result};
 use crate::numeric::{abs_sum_up, gamma, norm_up, MIN_SUBNORMAL};
-use crate::privacy::convert::{add_up, mul_up};
+use crate::numeric::{add_up, mul_up};
 use crate::resources::try_filled;
 
 /// Below this size the recursion stops and nalgebra's unblocked Cholesky takes over.

@@ -17,8 +17,8 @@
 
 use crate::error::{check_positive, Error, Result};
 use crate::noise::{GridGaussian, SecureRng};
+use crate::numeric::add_up;
 use crate::numeric::norm_up;
-use crate::privacy::convert::add_up;
 use crate::privacy::gaussian::gaussian_sigma;
 
 /// The largest ε the grid Gaussian accepts (beyond it the discrete-versus-continuous slack,

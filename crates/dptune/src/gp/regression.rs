@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::linalg::{chol_inv, rbf, rbf_from_sq, CholInv};
 use crate::error::{check_positive, Error, Result};
-use crate::privacy::convert::add_up;
+use crate::numeric::add_up;
 
 /// An RBF kernel k(x, x′) = σ_f²·exp(−‖x − x′‖²/(2ℓ²)) plus Gaussian observation noise σ_n².
 /// All three are public constants (DPGP.md §2); they are chosen before looking at the outputs.

@@ -16,11 +16,11 @@ use super::regression::{check_inputs, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
 use crate::numeric::{abs_sum_up, gamma, inflate, norm_up, MIN_SUBNORMAL, UNIT_ROUNDOFF};
-use crate::privacy::convert::{add_up, mul_up};
+use crate::numeric::{add_up, mul_up};
 use crate::privacy::gaussian::gaussian_sigma;
 use crate::privacy::{Guarantee, Neighbours, Release};
 use crate::select::exponential::em_guarantee;
-use crate::select::{ExponentialMechanism, Goal, Sensitivity};
+use crate::select::{ExponentialMechanism, Goal, Selector, Sensitivity};
 
 /// A fold assignment: point i is a test point of fold `of[i]` and a training point of the others.
 /// It is drawn independently of the outputs.

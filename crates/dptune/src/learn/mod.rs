@@ -66,20 +66,5 @@ pub(crate) fn largest_fitting(
     low: f64,
     high: f64,
 ) -> Result<Option<f64>> {
-    if !fits(allowance, &family(low)?)? {
-        return Ok(None);
-    }
-    if fits(allowance, &family(high)?)? {
-        return Ok(Some(high));
-    }
-    let (mut lo, mut hi) = (low, high);
-    while hi > lo * (1.0 + 1e-6) {
-        let mid = (lo * hi).sqrt();
-        if fits(allowance, &family(mid)?)? {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(Some(lo))
+    crate::tune::cost::largest_fitting(low, high, 1e-6, |t| fits(allowance, &family(t)?))
 }

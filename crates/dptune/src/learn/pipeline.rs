@@ -13,8 +13,8 @@ use serde::Serialize;
 use crate::data::{Dataset, Records, Task};
 use crate::error::{Error, Result};
 use crate::noise::{DiscreteLaplace, SecureRng};
+use crate::privacy::dpsgd::dpsgd_guarantee;
 use crate::privacy::repeat::Repeats;
-use crate::privacy::subsampled::dpsgd_guarantee;
 use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
 use crate::tune::baseline::{oracle_best, NonPrivate, Scored};
 use crate::tune::cost::calibrate;
@@ -326,7 +326,7 @@ impl Plan {
         let eps = match count {
             Some(c) => {
                 let rest = self.epsilon - c;
-                if crate::privacy::convert::add_up(c, rest) > self.epsilon {
+                if crate::numeric::add_up(c, rest) > self.epsilon {
                     rest.next_down()
                 } else {
                     rest
@@ -884,7 +884,7 @@ mod tests {
         let c = b.count.unwrap();
         assert_eq!(c, 85_899_345.0 / 4_294_967_296.0);
         let rest = b.parts.epsilon(1e-5).unwrap();
-        assert!(crate::privacy::convert::add_up(c, rest) <= 1.0);
+        assert!(crate::numeric::add_up(c, rest) <= 1.0);
         // A public size spends nothing on a count; so do learners that need no size.
         plan.size = Size::Public(100);
         assert_eq!(plan.budget().unwrap().count, None);

@@ -17,6 +17,7 @@ use super::gaussian::DiscreteGaussian;
 use super::laplace::DiscreteLaplace;
 use super::{exact_rational, SecureRng};
 use crate::error::{check_positive, Error, Result};
+use crate::numeric::{add_up, up};
 
 /// The Laplace grid is the smallest power of two >= scale·2^-40 (as in Google's Go library).
 const LAPLACE_GRID_BITS: i32 = 40;
@@ -109,24 +110,6 @@ impl Grid {
                     .unwrap_or(sign * f64::INFINITY)
             }
         }
-    }
-}
-
-/// Rounds a non-negative f64 result up by `steps` ulps (privacy arithmetic rounds outward).
-fn up(x: f64, steps: u32) -> f64 {
-    (0..steps).fold(x, |y, _| y.next_up())
-}
-
-/// a + b rounded up: the round-to-nearest sum, moved up one ulp only if it fell below the
-/// exact sum (Knuth's TwoSum gives the rounding error exactly).
-fn add_up(a: f64, b: f64) -> f64 {
-    let s = a + b;
-    let bb = s - a;
-    let err = (a - (s - bb)) + (b - bb);
-    if err > 0.0 {
-        s.next_up()
-    } else {
-        s
     }
 }
 

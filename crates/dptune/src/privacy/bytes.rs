@@ -262,8 +262,8 @@ impl Guarantee {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::privacy::dpsgd::dpsgd_guarantee;
     use crate::privacy::pld::PldConfig;
-    use crate::privacy::subsampled::dpsgd_guarantee;
     use crate::privacy::Neighbours::{AddRemove, Replace};
 
     fn round_trip(g: &Guarantee) -> Guarantee {

@@ -4,13 +4,13 @@
 //! none of the currencies it is compared with (and `Guarantee`, which holds a `Pld`, is not
 //! imported back by it).
 
-use super::convert::mul_up;
 use super::gaussian::gaussian_rho;
 use super::guarantee::{Guarantee, Neighbours};
 use super::pld::spec::need;
 use super::pld::{ComposeSpec, PartSpec, PldConfig};
 use super::rdp::RdpCurve;
 use crate::error::{Error, Result};
+use crate::numeric::mul_up;
 
 impl PartSpec {
     /// The closed-form guarantee of `times` applications, in the currency each mechanism's

@@ -14,6 +14,10 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use crate::error::{check_delta, check_non_negative, check_positive, Error, Result};
+use crate::numeric::bisect::{bisect, to_resolution, Split};
+use std::convert::Infallible;
+
+use crate::numeric::{mul_up, round_up};
 
 use super::rdp::{default_orders, RdpCurve};
 use super::subsampled::QuadratureScope;
@@ -25,46 +29,6 @@ pub struct EpsAtOrder {
     pub eps: f64,
     /// The order α at which the conversion was tightest.
     pub order: f64,
-}
-
-/// Rounds a non-negative privacy parameter up by one unit in the last place, so that float
-/// rounding in the formula that produced it cannot make it smaller than the exact value.
-pub fn round_up(x: f64) -> f64 {
-    if x.is_finite() && x > 0.0 {
-        x.next_up()
-    } else {
-        x
-    }
-}
-
-/// `a + b` rounded up: the float sum, moved up one ulp only when it fell below the exact sum
-/// (detected exactly with Knuth's TwoSum).
-pub fn add_up(a: f64, b: f64) -> f64 {
-    let s = a + b;
-    if !s.is_finite() {
-        return s;
-    }
-    let bb = s - a;
-    let err = (a - (s - bb)) + (b - bb);
-    if err > 0.0 {
-        s.next_up()
-    } else {
-        s
-    }
-}
-
-/// `a · b` rounded up: the float product, moved up one ulp only when it fell below the exact
-/// product (the residual is computed exactly with a fused multiply-add).
-pub fn mul_up(a: f64, b: f64) -> f64 {
-    let p = a * b;
-    if !p.is_finite() {
-        return p;
-    }
-    if a.mul_add(b, -p) > 0.0 {
-        p.next_up()
-    } else {
-        p
-    }
 }
 
 /// CKS20 Prop. 12 at a single order: ε = r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1), with
@@ -537,18 +501,9 @@ pub fn rdp_delta(curve: &RdpCurve, eps: f64) -> Result<f64> {
 }
 
 /// Bisection for the root of an increasing function on [lo, hi] (to float resolution).
-fn bisect_increasing(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if f(mid) < 0.0 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
+fn bisect_increasing(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
+    let upper = |x: f64| Ok(f(x) >= 0.0);
+    let Ok((lo, hi)) = bisect::<Infallible>(lo, hi, Split::Arithmetic, to_resolution, upper);
     0.5 * (lo + hi)
 }
 
@@ -640,18 +595,12 @@ pub fn zcdp_rho_for(eps: f64, delta: f64) -> Result<f64> {
     check_rdp_delta(delta)?;
     // ε(ρ) ≥ ρ for every δ < 1 (the CKS bound at any order exceeds ρα − ln(α)/(α−1) ≥ ρ), so
     // the answer lies below ε.
-    let (mut lo, mut hi) = (0.0f64, eps);
-    if zcdp_epsilon(hi, delta)? <= eps {
-        return Ok(hi);
+    if zcdp_epsilon(eps, delta)? <= eps {
+        return Ok(eps);
     }
-    while hi - lo > 1e-12 * hi {
-        let mid = 0.5 * (lo + hi);
-        if zcdp_epsilon(mid, delta)? <= eps {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
+    let done = |lo: f64, hi: f64| hi - lo <= 1e-12 * hi;
+    let upper = |rho: f64| Ok(zcdp_epsilon(rho, delta)? > eps);
+    let (lo, _) = bisect(0.0, eps, Split::Arithmetic, done, upper)?;
     if lo == 0.0 {
         return Err(Error::Numerical {
             what: "zCDP calibration",
@@ -682,11 +631,6 @@ mod tests {
         assert!(rdp_epsilon(&RdpCurve::linear(1.0).unwrap(), 0.0).is_err());
         assert!(zcdp_epsilon(-1.0, 1e-5).is_err());
         assert_eq!(pure_to_zcdp(1.0).unwrap(), 0.5);
-        assert_eq!(add_up(1.0, 1.0), 2.0);
-        assert_eq!(add_up(0.1, 0.2), 0.30000000000000004); // exact sum is below this float
-        assert_eq!(add_up(1.0, 1e-17), 1.0f64.next_up());
-        assert_eq!(mul_up(0.1, 3.0), 0.30000000000000004);
-        assert_eq!(mul_up(1.0 / 3.0, 3.0), 1.0);
     }
 
     /// The f64 nearest to each exact value below was computed in 50-digit decimal arithmetic on

@@ -6,11 +6,13 @@
 //!   Thm. 8), in both directions, evaluated in log space so that δ down to 1e-300 is handled.
 //! * [`classic_gaussian_sigma`] (Dwork & Roth 2014, Thm. A.1) is a labelled comparison only.
 
-use super::convert::{mul_up, round_up};
 use super::guarantee::{Guarantee, Neighbours};
 pub use super::normal::log_ndtr;
 use super::rdp::RdpCurve;
 use crate::error::{check_positive, Error, Result};
+use crate::numeric::bisect::{bisect, to_resolution, Split};
+use crate::numeric::{mul_up, round_up};
+use std::convert::Infallible;
 
 /// ln δ(ε) of the Gaussian mechanism with noise multiplier s = σ/Δ (Balle & Wang 2018,
 /// arXiv 1805.06530, Thm. 8): δ = Φ(1/(2s) − εs) − e^ε Φ(−1/(2s) − εs). −∞ when δ ≤ 0.
@@ -50,18 +52,8 @@ fn multiplier_down(sigma: f64, sensitivity: f64) -> f64 {
 
 /// Bisects to float resolution; `ok(x)` is monotone false→true on [lo, hi] with ok(hi) true.
 /// Returns the smallest float found with `ok` true.
-fn bisect_up(ok: impl Fn(f64) -> bool, mut lo: f64, mut hi: f64) -> f64 {
-    for _ in 0..2000 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if ok(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
+fn bisect_up(ok: impl Fn(f64) -> bool, lo: f64, hi: f64) -> f64 {
+    let Ok((_, hi)) = bisect::<Infallible>(lo, hi, Split::Arithmetic, to_resolution, |x| Ok(ok(x)));
     hi
 }
 

@@ -9,13 +9,12 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::convert::{
-    add_up, mul_up, pure_to_zcdp, rdp_delta, rdp_epsilon, zcdp_delta, zcdp_epsilon,
-};
+use super::convert::{pure_to_zcdp, rdp_delta, rdp_epsilon, zcdp_delta, zcdp_epsilon};
 pub use super::neighbours::Neighbours;
 use super::pld::Pld;
 use super::rdp::{default_orders, RdpCurve};
 use crate::error::{check_delta, check_positive, Error, Result};
+use crate::numeric::{add_up, mul_up};
 
 /// One privacy bound in one currency.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -10,10 +10,10 @@
 //! zCDP/RDP ones, and the two groups are combined by basic composition: the zCDP/RDP total is
 //! converted at the δ the (ε, δ) charges leave over.
 
-use super::convert::add_up;
 use super::guarantee::{Bound, Guarantee, Route};
 use super::rdp::default_orders;
 use crate::error::{Error, Result};
+use crate::numeric::add_up;
 
 /// An allowance and what has been charged against it.
 #[derive(Debug, Clone)]
@@ -233,8 +233,8 @@ mod tests {
 
     #[test]
     fn pld_route_wins_when_every_charge_has_one() {
+        use crate::privacy::dpsgd::dpsgd_guarantee;
         use crate::privacy::pld::{Pld, PldConfig};
-        use crate::privacy::subsampled::dpsgd_guarantee;
         // 1000 DP-SGD steps (q = 0.01, z = 1) then an ε = 0.1 selection: RDP gives about 2.2,
         // the PLD of both (the selection by its randomized-response worst case) about 1.9.
         let steps = Pld::subsampled_gaussian(0.01, 1.0, 1.0, PldConfig::default())

@@ -8,6 +8,7 @@
 pub(crate) mod bytes;
 mod closed_form;
 pub mod convert;
+pub mod dpsgd;
 pub mod gaussian;
 mod guarantee;
 mod ledger;

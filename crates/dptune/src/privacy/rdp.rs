@@ -9,9 +9,9 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use super::convert::{add_up, mul_up};
 use super::subsampled;
 use crate::error::{check_positive, Error, Result};
+use crate::numeric::{add_up, mul_up};
 
 /// DEFAULT_RDP_ORDERS of dp_accounting 0.6.0: 1.1, 1.2, …, 10.9, then 11, 12, …, 63, then 128,
 /// 256, 512, 1024 (156 orders). Results on this grid are comparable with dp_accounting's.
@@ -96,7 +96,7 @@ impl RdpPart {
 fn pure_dp_rdp(eps: f64, alpha: f64) -> f64 {
     let num = (-(2.0 * alpha - 1.0) * eps).exp().ln_1p() - (-eps).exp().ln_1p();
     let r = eps + num / (alpha - 1.0);
-    crate::privacy::convert::round_up(r.max(0.0)).min(eps)
+    crate::numeric::round_up(r.max(0.0)).min(eps)
 }
 
 /// `acc + c·v` rounded up (the sum of a curve's terms). The first term of a sum (acc = 0) and a

@@ -15,9 +15,12 @@
 //! *including the score* (THEORY.md §0.3); only the best run is released; the number of runs K is
 //! drawn independently of the data and is never released.
 
-use super::convert::{add_up, mul_up, round_up, CksLogDeltaMin};
+use super::convert::CksLogDeltaMin;
 use super::rdp::{default_orders, RdpCurve};
 use crate::error::{check_open_unit, check_positive, Error, Result};
+use crate::numeric::bisect::{bisect, within_factor, Split};
+use crate::numeric::{add_up, mul_up, round_up};
+use std::convert::Infallible;
 
 /// The distribution of the number of runs K.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -97,16 +100,10 @@ impl Repeats {
         if eta == 1.0 {
             return Self::tnb(1.0, 1.0 / mean);
         }
-        let (mut lo, mut hi) = (0.0f64, (2.0 * (eta + 1.0) / mean).min(1.0));
-        while hi > lo * (1.0 + 1e-9) {
-            let mid = 0.5 * (lo + hi);
-            // Ties go to the lower end, whose mean is >= the target.
-            if tnb_mean(eta, mid) < mean {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
+        // Ties go to the lower end, whose mean is >= the target.
+        let upper = |gamma: f64| Ok::<_, Infallible>(tnb_mean(eta, gamma) < mean);
+        let hi = (2.0 * (eta + 1.0) / mean).min(1.0);
+        let Ok((lo, _)) = bisect(0.0, hi, Split::Arithmetic, within_factor(1.0 + 1e-9), upper);
         // γ is only resolved to a relative 1e-9: for a very large shape the mean is so steep in
         // γ near 1 that no representable γ reaches the target. Refuse rather than silently run
         // with another mean.
@@ -404,7 +401,7 @@ mod tests {
         // cover the one computed from C at every order. It did not at 128..1024, where A was
         // evaluated at 127..1023 and C(127) = C(128) = A(128) > A(127).
         let orders = default_orders();
-        let a = crate::privacy::subsampled::dpsgd_curve(0.01, 0.8, 3000).unwrap();
+        let a = crate::privacy::dpsgd::dpsgd_curve(0.01, 0.8, 3000).unwrap();
         let c = RdpCurve::table(orders.clone(), a.eval_many(&orders)).unwrap();
         let mut ledger = crate::privacy::Ledger::new(crate::privacy::Guarantee::rdp(
             a.clone(),

@@ -43,7 +43,7 @@
 //! * α > [`MAX_BINOMIAL_ORDER`]: the unsubsampled Gaussian bound α/(2z²) (subsampling never
 //!   increases RDP: joint convexity of exp((α−1)D_α)).
 //!
-//! **Discrete (lattice) Gaussian noise** ([`discrete_rdp`], [`dpsgd_discrete_curve`]): DP-SGD
+//! **Discrete (lattice) Gaussian noise** ([`discrete_rdp`], [`dpsgd_discrete_curve`](super::dpsgd::dpsgd_discrete_curve)): DP-SGD
 //! adds noise on a grid ([`crate::noise::GridGaussian`]): the clipped sum is rounded to r·ℤ^P and
 //! each coordinate gets r·N_ℤ(0, n), P(x) ∝ exp(−‖x‖²/(2n)) on ℤ^P (CKS20, arXiv 2004.00010).
 //! Conditioning on the other records' sampling (quasi-convexity of Rényi divergence under
@@ -90,10 +90,9 @@
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use super::convert::{add_up, mul_up, round_up, EpsAtOrder};
-use super::guarantee::{Guarantee, Neighbours};
-use super::rdp::{default_orders, RdpCurve, RdpPart};
-use crate::error::{check_delta, check_positive, Error, Result};
+use crate::error::{check_positive, Error, Result};
+use crate::numeric::quadrature::gauss_legendre;
+use crate::numeric::{add_up, mul_up, round_up};
 
 /// Largest integer order evaluated by the exact binomial sum.
 pub const MAX_BINOMIAL_ORDER: f64 = 4096.0;
@@ -166,7 +165,7 @@ fn check_q_z_order(q: f64, z: f64, alpha: f64) -> Result<()> {
     Ok(())
 }
 
-/// [`subsampled_gaussian_rdp`] without validation (for validated [`RdpCurve`] parts).
+/// [`subsampled_gaussian_rdp`] without validation (for validated [`RdpCurve`](super::RdpCurve) parts).
 pub(crate) fn rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
     if takes_quadrature(q, z, alpha) {
         let log = with_quadrature(q, z, |quad| quad.log_a_minus_1(alpha));
@@ -193,7 +192,7 @@ pub fn discrete_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
     Ok(discrete_rdp_unchecked(q, z, alpha))
 }
 
-/// [`discrete_rdp`] without validation (for validated [`RdpCurve`] parts).
+/// [`discrete_rdp`] without validation (for validated [`RdpCurve`](super::RdpCurve) parts).
 pub(crate) fn discrete_rdp_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
     let gaussian = round_up(alpha / (2.0 * z * z));
     let m = alpha.floor();
@@ -458,39 +457,19 @@ fn log_a_minus_1_integer(q: f64, z: f64, n: u64) -> f64 {
     value + (sum_err + err_bound)
 }
 
-/// [`NODES`]-point Gauss–Legendre nodes and weights on [−1, 1] ([`gauss_legendre_rule`]),
-/// computed once.
-fn gauss_legendre() -> &'static [(f64, f64)] {
+/// [`NODES`]-point Gauss–Legendre nodes on [−1, 1] with the weights as logarithms:
+/// (node, ln weight), computed once.
+fn log_weight_rule() -> &'static [(f64, f64)] {
     static TABLE: OnceLock<Vec<(f64, f64)>> = OnceLock::new();
-    TABLE.get_or_init(|| gauss_legendre_rule(NODES))
+    TABLE.get_or_init(|| log_weights(NODES))
 }
 
-/// The `n`-point Gauss–Legendre nodes and weights on [−1, 1] (Newton's method on the Legendre
-/// polynomial), with the weights as logarithms: (node, ln weight).
-fn gauss_legendre_rule(n: usize) -> Vec<(f64, f64)> {
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut x = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
-        let mut dp = 1.0;
-        for _ in 0..100 {
-            let (mut p0, mut p1) = (1.0, x);
-            for k in 2..=n {
-                let kf = k as f64;
-                let p2 = ((2.0 * kf - 1.0) * x * p1 - (kf - 1.0) * p0) / kf;
-                p0 = p1;
-                p1 = p2;
-            }
-            dp = n as f64 * (x * p1 - p0) / (x * x - 1.0);
-            let dx = p1 / dp;
-            x -= dx;
-            if dx.abs() < 1e-16 {
-                break;
-            }
-        }
-        let w = 2.0 / ((1.0 - x * x) * dp * dp);
-        out.push((x, w.ln()));
-    }
-    out
+/// The `n`-point Gauss–Legendre rule on [−1, 1] as (node, ln weight).
+fn log_weights(n: usize) -> Vec<(f64, f64)> {
+    gauss_legendre(n)
+        .into_iter()
+        .map(|(x, w)| (x, w.ln()))
+        .collect()
 }
 
 /// ln of the integrand (1+t)^α − 1 − αt, t = q(e^L − 1), L = (2x−1)/(2z²).
@@ -617,7 +596,7 @@ impl Quadrature {
         let log_norm = (half / (z * (2.0 * std::f64::consts::PI).sqrt())).ln();
         for p in self.nodes.len() / NODES..panels {
             let mid = lo + (p as f64 + 0.5) * width;
-            for &(u, log_w) in gauss_legendre() {
+            for &(u, log_w) in log_weight_rule() {
                 let x = mid + half * u;
                 let t = q * exp_m1_fast((2.0 * x - 1.0) / two_z2);
                 let (l, d) = if t.abs() < SMALL_T {
@@ -957,7 +936,7 @@ fn linear_sum(nodes: &[Node], alpha: f64, two_z2: f64, q: f64) -> Option<f64> {
 /// ln(A_α − 1) at fractional α by the same quadrature as [`linear_sum`], summed in log space
 /// (slower; for parameters whose scaled linear sum would overflow or underflow).
 fn log_a_minus_1_quadrature(q: f64, z: f64, alpha: f64) -> f64 {
-    log_a_minus_1_quadrature_with(q, z, alpha, gauss_legendre())
+    log_a_minus_1_quadrature_with(q, z, alpha, log_weight_rule())
 }
 
 /// [`log_a_minus_1_quadrature`] with the Gauss–Legendre rule `nodes` on each panel.
@@ -982,56 +961,11 @@ fn log_a_minus_1_quadrature_with(q: f64, z: f64, alpha: f64, nodes: &[(f64, f64)
     acc.value()
 }
 
-/// The RDP curve of `steps` DP-SGD steps: `steps` × one Poisson-subsampled Gaussian step
-/// (MTZ19, arXiv 1908.10530; composition, THEORY.md §9). Preconditions as in
-/// [`subsampled_gaussian_rdp`]; `steps` ≥ 1.
-pub fn dpsgd_curve(q: f64, z: f64, steps: u64) -> Result<RdpCurve> {
-    if steps == 0 {
-        return Err(Error::invalid("steps", steps, "must be >= 1"));
-    }
-    RdpCurve::subsampled_gaussian(q, z)?.times(steps as f64)
-}
-
-/// The guarantee of `steps` DP-SGD steps with Poisson sampling rate `q` and noise multiplier `z`
-/// (add/remove-one; MTZ19 arXiv 1908.10530 with Abadi et al. 2016 arXiv 1607.00133).
-pub fn dpsgd_guarantee(q: f64, z: f64, steps: u64) -> Result<Guarantee> {
-    Ok(Guarantee::rdp(
-        dpsgd_curve(q, z, steps)?,
-        Neighbours::AddRemove,
-    ))
-}
-
-/// The RDP curve of `steps` DP-SGD steps whose noise is the discrete Gaussian on a lattice
-/// ([`crate::noise::GridGaussian`]) with effective multiplier `z`: `steps` × one step of
-/// [`discrete_rdp`] (module doc). Preconditions as in [`dpsgd_curve`].
-pub fn dpsgd_discrete_curve(q: f64, z: f64, steps: u64) -> Result<RdpCurve> {
-    if steps == 0 {
-        return Err(Error::invalid("steps", steps, "must be >= 1"));
-    }
-    check_q_z(q, z)?;
-    RdpCurve::from_part(RdpPart::SubsampledDiscreteGaussian { q, z }).times(steps as f64)
-}
-
-/// The guarantee of `steps` DP-SGD steps on lattice noise ([`dpsgd_discrete_curve`],
-/// add/remove-one).
-pub fn dpsgd_discrete_guarantee(q: f64, z: f64, steps: u64) -> Result<Guarantee> {
-    Ok(Guarantee::rdp(
-        dpsgd_discrete_curve(q, z, steps)?,
-        Neighbours::AddRemove,
-    ))
-}
-
-/// ε(δ) of `steps` DP-SGD steps by CKS20 Prop. 12 on dp_accounting's default order grid (the
-/// number comparable with dp_accounting). For the continuous-order optimum use
-/// [`super::convert::rdp_epsilon`] on [`dpsgd_curve`].
-pub fn dpsgd_epsilon_grid(q: f64, z: f64, steps: u64, delta: f64) -> Result<EpsAtOrder> {
-    check_delta("delta", delta)?;
-    super::convert::rdp_epsilon_on(&dpsgd_curve(q, z, steps)?, delta, &default_orders())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::privacy::default_orders;
+    use crate::privacy::dpsgd::{dpsgd_curve, dpsgd_discrete_curve};
 
     /// The nodes of the first `panels` panels of (q, z).
     fn nodes(q: f64, z: f64, panels: usize) -> Vec<Node> {
@@ -1303,7 +1237,7 @@ mod tests {
         // the error exceeds the old fixed margin (1e-10 relative, no proof) at some of these, and
         // the bound computed for 3 points covers it. The reference is the 20-point value, whose
         // own error is within its (charged) bound.
-        let rule = gauss_legendre_rule(3);
+        let rule = log_weights(3);
         let mut beyond_old_margin = 0;
         for (q, z, a) in [
             (0.01, 1.0, 2.5),

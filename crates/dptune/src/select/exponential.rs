@@ -1,11 +1,12 @@
 //! The exponential mechanism, sampled exactly by rejection.
 
 use super::exact::{EmSampler, Levels, Rate};
+use super::Selector;
 use super::{check_epsilon, gap, normalise_log_weights, Goal, Sensitivity, Snapped};
 use crate::error::Result;
 use crate::noise::SecureRng;
-use crate::privacy::convert::mul_up;
-use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
+use crate::numeric::mul_up;
+use crate::privacy::{Guarantee, Neighbours};
 
 /// The exponential mechanism: P(i) ∝ exp(ε·u_i / R), R = Δ (monotone) or 2Δ.
 ///
@@ -61,11 +62,6 @@ impl ExponentialMechanism {
         self.epsilon
     }
 
-    /// What one selection spends: ε pure and ε²/8 zCDP.
-    pub fn guarantee(&self) -> &Guarantee {
-        &self.guarantee
-    }
-
     /// The exact selection probabilities of the implemented mechanism, computed in log space.
     pub fn probabilities(&self) -> Vec<f64> {
         let c = self.rate.approx;
@@ -77,25 +73,18 @@ impl ExponentialMechanism {
             .collect();
         normalise_log_weights(&logw)
     }
+}
 
-    /// Draws one index. The caller is responsible for accounting; see
-    /// [`ExponentialMechanism::select_charged`].
-    pub fn select(&self, rng: &mut SecureRng) -> Release<usize> {
-        Release {
-            value: self.sampler.draw(rng, &self.snapped.vals),
-            spent: self.guarantee.clone(),
-        }
+impl Selector for ExponentialMechanism {
+    type Output = usize;
+
+    /// What one selection spends: ε pure and ε²/8 zCDP.
+    fn guarantee(&self) -> &Guarantee {
+        &self.guarantee
     }
 
-    /// Charges the ledger first (refusing with `BudgetExceeded` and drawing nothing if it does
-    /// not fit), then selects.
-    pub fn select_charged(
-        &self,
-        ledger: &mut Ledger,
-        rng: &mut SecureRng,
-    ) -> Result<Release<usize>> {
-        ledger.charge(&self.guarantee)?;
-        Ok(self.select(rng))
+    fn draw(&self, rng: &mut SecureRng) -> usize {
+        self.sampler.draw(rng, &self.snapped.vals)
     }
 }
 

@@ -1,13 +1,15 @@
 //! Gaussian argmax calibrated to the L2 sensitivity of the whole score vector.
 
 use super::exact::{Grid, EXCLUDED};
-use super::quadrature::integrate;
+use super::Selector;
 use super::{check_epsilon, oriented_scores, Goal, Sensitivity, Snapped};
 use crate::error::{check_open_unit, check_positive, Error, Result};
 use crate::noise::{DiscreteGaussian, SecureRng};
-use crate::privacy::convert::{round_up, zcdp_epsilon, zcdp_rho_for};
+use crate::numeric::quadrature::integrate;
+use crate::numeric::round_up;
+use crate::privacy::convert::{zcdp_epsilon, zcdp_rho_for};
 use crate::privacy::gaussian::log_ndtr;
-use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
+use crate::privacy::{Guarantee, Neighbours};
 
 /// How the L2 sensitivity Δ₂ = sup ‖u(D) − u(D′)‖₂ of the score vector is bounded
 /// (THEORY.md §2.3). There is deliberately no per-candidate option: calibrating σ to Δ alone
@@ -122,11 +124,6 @@ impl GaussianArgmax {
         })
     }
 
-    /// (ε, δ) and ρ-zCDP.
-    pub fn guarantee(&self) -> &Guarantee {
-        &self.guarantee
-    }
-
     /// The noise standard deviation actually used (σ′ steps of the grid).
     pub fn sigma(&self) -> f64 {
         self.sigma
@@ -142,9 +139,17 @@ impl GaussianArgmax {
     pub fn probabilities(&self) -> Result<Vec<f64>> {
         gaussian_rnm_probabilities(&self.oriented, self.sigma)
     }
+}
 
-    /// Draws one index (no accounting; see [`GaussianArgmax::select_charged`]).
-    pub fn select(&self, rng: &mut SecureRng) -> Result<Release<usize>> {
+impl Selector for GaussianArgmax {
+    type Output = usize;
+
+    /// (ε, δ) and ρ-zCDP.
+    fn guarantee(&self) -> &Guarantee {
+        &self.guarantee
+    }
+
+    fn draw(&self, rng: &mut SecureRng) -> usize {
         let mut best = (i128::MIN, 0usize);
         for (i, &v) in self.snapped.vals.iter().enumerate() {
             if v == EXCLUDED {
@@ -155,20 +160,7 @@ impl GaussianArgmax {
                 best = (noisy, i);
             }
         }
-        Ok(Release {
-            value: best.1,
-            spent: self.guarantee.clone(),
-        })
-    }
-
-    /// Charges the ledger, then selects.
-    pub fn select_charged(
-        &self,
-        ledger: &mut Ledger,
-        rng: &mut SecureRng,
-    ) -> Result<Release<usize>> {
-        ledger.charge(&self.guarantee)?;
-        self.select(rng)
+        best.1
     }
 }
 

@@ -1,12 +1,13 @@
 //! The generalized exponential mechanism for heterogeneous sensitivities.
 
+use super::Selector;
 use num_rational::BigRational;
 
 use super::exact::{EmSampler, Grid, Rate};
 use super::{check_epsilon, normalise_log_weights, oriented_scores, Goal, Snapped, GRID_BITS};
 use crate::error::{check_open_unit, check_positive, Error, Result};
 use crate::noise::{exact_rational, SecureRng};
-use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
+use crate::privacy::{Guarantee, Neighbours};
 
 /// Generalized exponential mechanism (maximisation form, THEORY.md §4):
 /// t = 2 ln(m/β)/ε, r_i = q_i − tΔ_i, s_i = min_j (r_i − r_j)/(Δ_i + Δ_j), P[i] ∝ exp(ε s_i/2).
@@ -113,11 +114,6 @@ impl GeneralizedExponential {
         &self.s
     }
 
-    /// ε pure.
-    pub fn guarantee(&self) -> &Guarantee {
-        &self.guarantee
-    }
-
     /// Exact selection probabilities of the implemented mechanism.
     pub fn probabilities(&self) -> Vec<f64> {
         let logw: Vec<f64> = (0..self.s.len())
@@ -125,23 +121,18 @@ impl GeneralizedExponential {
             .collect();
         normalise_log_weights(&logw)
     }
+}
 
-    /// Draws one index (no accounting; see [`GeneralizedExponential::select_charged`]).
-    pub fn select(&self, rng: &mut SecureRng) -> Release<usize> {
-        Release {
-            value: self.sampler.draw(rng, &self.snapped.vals),
-            spent: self.guarantee.clone(),
-        }
+impl Selector for GeneralizedExponential {
+    type Output = usize;
+
+    /// ε pure.
+    fn guarantee(&self) -> &Guarantee {
+        &self.guarantee
     }
 
-    /// Charges the ledger, then selects.
-    pub fn select_charged(
-        &self,
-        ledger: &mut Ledger,
-        rng: &mut SecureRng,
-    ) -> Result<Release<usize>> {
-        ledger.charge(&self.guarantee)?;
-        Ok(self.select(rng))
+    fn draw(&self, rng: &mut SecureRng) -> usize {
+        self.sampler.draw(rng, &self.snapped.vals)
     }
 }
 

@@ -1,9 +1,10 @@
 //! Report-noisy-max with Gumbel noise, which *is* the exponential mechanism.
 
+use super::Selector;
 use super::{ExponentialMechanism, Goal, Sensitivity};
 use crate::error::Result;
 use crate::noise::SecureRng;
-use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
+use crate::privacy::{Guarantee, Neighbours};
 
 /// argmax_i (u_i + G_i), G_i i.i.d. Gumbel(R/ε).
 ///
@@ -35,27 +36,21 @@ impl GumbelMax {
         })
     }
 
-    /// ε pure and ε²/8 zCDP.
-    pub fn guarantee(&self) -> &Guarantee {
-        self.em.guarantee()
-    }
-
     /// The exact selection probabilities (those of the exponential mechanism).
     pub fn probabilities(&self) -> Vec<f64> {
         self.em.probabilities()
     }
+}
 
-    /// Draws one index (no accounting; see [`GumbelMax::select_charged`]).
-    pub fn select(&self, rng: &mut SecureRng) -> Release<usize> {
-        self.em.select(rng)
+impl Selector for GumbelMax {
+    type Output = usize;
+
+    /// ε pure and ε²/8 zCDP.
+    fn guarantee(&self) -> &Guarantee {
+        self.em.guarantee()
     }
 
-    /// Charges the ledger, then selects.
-    pub fn select_charged(
-        &self,
-        ledger: &mut Ledger,
-        rng: &mut SecureRng,
-    ) -> Result<Release<usize>> {
-        self.em.select_charged(ledger, rng)
+    fn draw(&self, rng: &mut SecureRng) -> usize {
+        self.em.draw(rng)
     }
 }

@@ -2,11 +2,12 @@
 
 use super::exact::Rate;
 use super::lazy_max::LazyLaplaceMax;
-use super::quadrature::{gauss_legendre_unit, integrate};
+use super::Selector;
 use super::{check_epsilon, oriented_scores, Goal, Sensitivity, Snapped};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
-use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
+use crate::numeric::quadrature::{gauss_legendre_unit, integrate};
+use crate::privacy::{Guarantee, Neighbours};
 
 /// argmax_i (u_i + Lap(R/ε)), R = Δ (monotone) or 2Δ.
 ///
@@ -59,11 +60,6 @@ impl LaplaceNoisyMax {
         })
     }
 
-    /// ε pure.
-    pub fn guarantee(&self) -> &Guarantee {
-        &self.guarantee
-    }
-
     /// The effective Laplace scale R_D·2^k/ε (slightly above R/ε, see the type's docs).
     pub fn scale(&self) -> f64 {
         self.scale
@@ -75,23 +71,18 @@ impl LaplaceNoisyMax {
     pub fn probabilities(&self) -> Result<Vec<f64>> {
         laplace_rnm_probabilities(&self.oriented, self.scale)
     }
+}
 
-    /// Draws one index (no accounting; see [`LaplaceNoisyMax::select_charged`]).
-    pub fn select(&self, rng: &mut SecureRng) -> Release<usize> {
-        Release {
-            value: self.sampler.argmax(&self.snapped.vals, rng),
-            spent: self.guarantee.clone(),
-        }
+impl Selector for LaplaceNoisyMax {
+    type Output = usize;
+
+    /// ε pure.
+    fn guarantee(&self) -> &Guarantee {
+        &self.guarantee
     }
 
-    /// Charges the ledger, then selects.
-    pub fn select_charged(
-        &self,
-        ledger: &mut Ledger,
-        rng: &mut SecureRng,
-    ) -> Result<Release<usize>> {
-        ledger.charge(&self.guarantee)?;
-        Ok(self.select(rng))
+    fn draw(&self, rng: &mut SecureRng) -> usize {
+        self.sampler.argmax(&self.snapped.vals, rng)
     }
 }
 

@@ -1,9 +1,10 @@
 //! Choosing among scored candidates privately (DESIGN.md, "select/").
 //!
-//! One small module per mechanism; each has a validating constructor, returns a
-//! [`Release`](crate::privacy::Release) with the [`Guarantee`](crate::privacy::Guarantee) it
-//! spent, and has a `select_charged` path that charges a [`Ledger`](crate::privacy::Ledger)
-//! *before* any noise is drawn.
+//! One small module per mechanism; each has a validating constructor and implements
+//! [`Selector`]: a [`Release`](crate::privacy::Release) with the
+//! [`Guarantee`](crate::privacy::Guarantee) it spent, and a `select_charged` path that charges a
+//! [`Ledger`](crate::privacy::Ledger) *before* any noise is drawn. Front ends build a mechanism
+//! by name through the one dispatch [`Mechanism::build`] ([`Spec`], [`Prepared`]).
 //!
 //! | mechanism | module | charge |
 //! |---|---|---|
@@ -39,6 +40,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
+mod build;
 mod exact;
 pub mod exponential;
 pub mod gaussian;
@@ -47,12 +49,12 @@ pub mod gumbel;
 pub mod laplace;
 mod lazy_max;
 pub mod permute_flip;
-mod quadrature;
 mod sensitivity;
 pub mod sparse_vector;
 pub mod summary;
 pub mod top_k;
 
+pub use build::{Prepared, Selection, Spec, PF_PROBABILITIES_MAX};
 pub use exponential::ExponentialMechanism;
 pub use gaussian::{GaussianArgmax, L2Sensitivity};
 pub use gem::GeneralizedExponential;
@@ -64,6 +66,44 @@ pub use sparse_vector::SparseVector;
 pub use top_k::{NoisyTopK, TopKMethod};
 
 use exact::{Grid, EXCLUDED};
+
+use crate::noise::SecureRng;
+use crate::privacy::{Guarantee, Ledger, Release};
+
+/// A selection mechanism prepared on its scores: what one selection spends, the draw, and the
+/// charged path every caller uses (the CLI, the Python bindings, the tuners). The charge is a
+/// function of the public inputs only and is made *before* the draw, so a refused charge draws
+/// nothing; that order is written once, here.
+pub trait Selector {
+    /// What a selection releases: one index, or the ordered indices of top-k.
+    type Output;
+
+    /// What one selection spends.
+    fn guarantee(&self) -> &Guarantee;
+
+    /// One draw, with no accounting: the caller must account for [`Selector::guarantee`]
+    /// (use [`Selector::select_charged`] unless the charge is made elsewhere).
+    fn draw(&self, rng: &mut SecureRng) -> Self::Output;
+
+    /// One draw together with what it spent.
+    fn select(&self, rng: &mut SecureRng) -> Release<Self::Output> {
+        Release {
+            value: self.draw(rng),
+            spent: self.guarantee().clone(),
+        }
+    }
+
+    /// Charges `ledger` first (refusing with `BudgetExceeded` and drawing nothing if the
+    /// guarantee does not fit), then selects.
+    fn select_charged(
+        &self,
+        ledger: &mut Ledger,
+        rng: &mut SecureRng,
+    ) -> Result<Release<Self::Output>> {
+        ledger.charge(self.guarantee())?;
+        Ok(self.select(rng))
+    }
+}
 
 /// Grid resolution: a per-candidate sensitivity Δ spans 2^GRID_BITS to 2^(GRID_BITS+1) steps.
 const GRID_BITS: i32 = 40;
@@ -109,16 +149,21 @@ impl Mechanism {
     /// refused with an error pointing to [`sparse_vector::SparseVector`].
     pub fn as_selection(self) -> Result<Self> {
         if self == Mechanism::SparseVector {
-            return Err(Error::invalid(
-                "mechanism",
-                "sparse-vector",
-                "the sparse vector technique is not a selection mechanism: it reports which \
-                 scores exceed a threshold, with its own budget split; use \
-                 dptune::select::sparse_vector::SparseVector",
-            ));
+            return Err(not_a_selection());
         }
         Ok(self)
     }
+}
+
+/// Why the sparse vector technique is refused where a selection mechanism is asked for.
+fn not_a_selection() -> Error {
+    Error::invalid(
+        "mechanism",
+        "sparse-vector",
+        "the sparse vector technique is not a selection mechanism: it reports which scores \
+         exceed a threshold, with its own budget split; use \
+         dptune::select::sparse_vector::SparseVector",
+    )
 }
 
 impl fmt::Display for Mechanism {

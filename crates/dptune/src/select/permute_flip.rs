@@ -1,11 +1,12 @@
 //! Permute-and-flip (= report-noisy-max with exponential noise), sampled exactly.
 
 use super::exact::{Levels, Rate};
-use super::quadrature::gauss_legendre_unit;
+use super::Selector;
 use super::{check_epsilon, gap, Goal, Sensitivity, Snapped};
 use crate::error::Result;
 use crate::noise::SecureRng;
-use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
+use crate::numeric::quadrature::gauss_legendre_unit;
+use crate::privacy::{Guarantee, Neighbours};
 
 /// Permute-and-flip: visit the candidates in a uniformly random order and return r with
 /// probability exp(ε(u_r − u*)/R), u* = max u.
@@ -54,9 +55,9 @@ impl PermuteAndFlip {
         })
     }
 
-    /// ε pure.
-    pub fn guarantee(&self) -> &Guarantee {
-        &self.guarantee
+    /// The number of candidates.
+    pub fn candidates(&self) -> usize {
+        self.snapped.vals.len()
     }
 
     /// Exact selection probabilities P[i] = p_i ∫₀¹ ∏_{j≠i}(1 − p_j t) dt (a polynomial
@@ -68,24 +69,19 @@ impl PermuteAndFlip {
             .collect();
         pf_probabilities(&p)
     }
+}
 
-    /// Draws one index (no accounting; see [`PermuteAndFlip::select_charged`]).
-    pub fn select(&self, rng: &mut SecureRng) -> Release<usize> {
-        let vals = &self.snapped.vals;
-        Release {
-            value: pf_draw(rng, vals, 0..vals.len(), self.snapped.max, &self.levels),
-            spent: self.guarantee.clone(),
-        }
+impl Selector for PermuteAndFlip {
+    type Output = usize;
+
+    /// ε pure.
+    fn guarantee(&self) -> &Guarantee {
+        &self.guarantee
     }
 
-    /// Charges the ledger, then selects.
-    pub fn select_charged(
-        &self,
-        ledger: &mut Ledger,
-        rng: &mut SecureRng,
-    ) -> Result<Release<usize>> {
-        ledger.charge(&self.guarantee)?;
-        Ok(self.select(rng))
+    fn draw(&self, rng: &mut SecureRng) -> usize {
+        let vals = &self.snapped.vals;
+        pf_draw(rng, vals, 0..vals.len(), self.snapped.max, &self.levels)
     }
 }
 

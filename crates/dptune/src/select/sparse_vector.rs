@@ -5,7 +5,7 @@ use super::exact::{Grid, Rate};
 use super::{Sensitivity, GRID_BITS};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
-use crate::privacy::convert::add_up;
+use crate::numeric::add_up;
 use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
 
 /// Lyu–Su–Li's corrected sparse vector technique with c positives (AboveThreshold for c = 1):

@@ -5,7 +5,7 @@ use super::exact::{EmSampler, Grid, Rate};
 use super::{Snapped, GRID_BITS};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
-use crate::privacy::convert::add_up;
+use crate::numeric::add_up;
 use crate::privacy::{Guarantee, Neighbours};
 
 /// A noisy statistic with its noise scale and cost.

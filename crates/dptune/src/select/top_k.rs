@@ -3,11 +3,12 @@
 use super::exact::{Levels, Rate};
 use super::exponential::em_draw_among;
 use super::permute_flip::{pf_draw, pf_probabilities};
+use super::Selector;
 use super::{check_epsilon, gap, oriented_scores, Goal, Sensitivity, Snapped};
 use crate::error::{Error, Result};
 use crate::noise::SecureRng;
-use crate::privacy::convert::mul_up;
-use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
+use crate::numeric::mul_up;
+use crate::privacy::{Guarantee, Neighbours};
 
 /// Which top-k mechanism.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,11 +81,6 @@ impl NoisyTopK {
         })
     }
 
-    /// The total charge.
-    pub fn guarantee(&self) -> &Guarantee {
-        &self.guarantee
-    }
-
     /// The exact probability of releasing the ordered tuple `indices` (0 if it is not k
     /// distinct candidates).
     pub fn tuple_probability(&self, indices: &[usize]) -> f64 {
@@ -120,9 +116,17 @@ impl NoisyTopK {
         }
         p
     }
+}
 
-    /// Draws the ordered top-k (no accounting; see [`NoisyTopK::select_charged`]).
-    pub fn select(&self, rng: &mut SecureRng) -> Release<Vec<usize>> {
+impl Selector for NoisyTopK {
+    type Output = Vec<usize>;
+
+    /// The total charge.
+    fn guarantee(&self) -> &Guarantee {
+        &self.guarantee
+    }
+
+    fn draw(&self, rng: &mut SecureRng) -> Vec<usize> {
         let vals = &self.snapped.vals;
         let mut live: Vec<usize> = (0..vals.len()).collect();
         let mut out = Vec::with_capacity(self.k);
@@ -141,20 +145,7 @@ impl NoisyTopK {
             };
             out.push(pick);
         }
-        Release {
-            value: out,
-            spent: self.guarantee.clone(),
-        }
-    }
-
-    /// Charges the ledger, then selects.
-    pub fn select_charged(
-        &self,
-        ledger: &mut Ledger,
-        rng: &mut SecureRng,
-    ) -> Result<Release<Vec<usize>>> {
-        ledger.charge(&self.guarantee)?;
-        Ok(self.select(rng))
+        out
     }
 }
 

@@ -46,11 +46,12 @@ use serde::Serialize;
 
 use crate::error::{check_open_unit, check_positive, Error, Result};
 use crate::noise::{DiscreteLaplace, SecureRng, Streams};
+use crate::numeric::quadrature::gauss_legendre_unit;
 use crate::privacy::repeat::Repeats;
 use crate::privacy::{Guarantee, Neighbours};
 use crate::select::{
     ExponentialMechanism, GaussianArgmax, Goal, L2Sensitivity, LaplaceNoisyMax, PermuteAndFlip,
-    Sensitivity,
+    Selector, Sensitivity,
 };
 use crate::tune::runs::draw_runs;
 use crate::tune::{calibrate, exhaustive_share, Method};
@@ -476,7 +477,7 @@ pub fn run_study(
                 }
                 StudyMethod::Laplace => {
                     let lap = LaplaceNoisyMax::new(&val, Goal::Maximize, sens, eps, nbrs)?;
-                    let s = sample(&|rng| Ok(lap.select(rng).value))?;
+                    let s = sample(&|rng| Ok(lap.draw(rng)))?;
                     (lap.guarantee().to_string(), Err(sampled_cell(s)))
                 }
                 StudyMethod::Gaussian => {
@@ -494,7 +495,7 @@ pub fn run_study(
                         Some(options.delta),
                         nbrs,
                     )?;
-                    let s = sample(&|rng| Ok(g.select(rng)?.value))?;
+                    let s = sample(&|rng| Ok(g.draw(rng)))?;
                     (g.guarantee().to_string(), Err(sampled_cell(s)))
                 }
                 StudyMethod::Exhaustive => {
@@ -508,7 +509,7 @@ pub fn run_study(
                         e1,
                         nbrs,
                     )?;
-                    let s = sample(&|rng| Ok(lap.select(rng).value))?;
+                    let s = sample(&|rng| Ok(lap.draw(rng)))?;
                     (format!("{m} x {share}"), Err(sampled_cell(s)))
                 }
                 StudyMethod::LiuTalwar | StudyMethod::PapernotSteinke => {
@@ -589,31 +590,6 @@ pub fn run_study(
     })
 }
 
-/// Gauss–Legendre nodes and weights on [0, 1] (Newton iteration on P_k).
-fn gauss_legendre01(k: usize) -> Vec<(f64, f64)> {
-    let mut out = Vec::with_capacity(k);
-    for i in 0..k {
-        let mut x = (std::f64::consts::PI * (i as f64 + 0.75) / (k as f64 + 0.5)).cos();
-        let mut dp = 1.0;
-        for _ in 0..100 {
-            let (mut p0, mut p1) = (1.0, x);
-            for n in 2..=k {
-                let p2 = ((2 * n - 1) as f64 * x * p1 - (n - 1) as f64 * p0) / n as f64;
-                p0 = p1;
-                p1 = p2;
-            }
-            dp = k as f64 * (x * p1 - p0) / (x * x - 1.0);
-            let dx = p1 / dp;
-            x -= dx;
-            if dx.abs() < 1e-16 {
-                break;
-            }
-        }
-        out.push(((1.0 - x) / 2.0, 1.0 / ((1.0 - x * x) * dp * dp)));
-    }
-    out
-}
-
 /// Exact permute-and-flip selection probabilities from the mechanism's own acceptance
 /// probabilities p_i = exp(−gap_i·ε/R) (McKenna & Sheldon: P_i = p_i ∫₀¹ ∏_{j≠i}(1 − p_j t) dt),
 /// grouping candidates with equal p and integrating by composite Gauss–Legendre on panels
@@ -640,7 +616,7 @@ fn pf_probabilities_grouped(p: &[f64]) -> Vec<f64> {
     cuts.extend((1..8).map(|j| j as f64 / 8.0));
     cuts.sort_by(f64::total_cmp);
     cuts.dedup();
-    let gl = gauss_legendre01(24);
+    let gl = gauss_legendre_unit(24);
     let mut integral = vec![0.0; groups.len()];
     for w in cuts.windows(2) {
         let (a, len) = (w[0], w[1] - w[0]);

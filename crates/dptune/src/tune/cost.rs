@@ -6,11 +6,12 @@
 //! refused before anything runs (DESIGN.md rule 4).
 
 use crate::error::{Error, Result};
-use crate::privacy::convert::mul_up;
+use crate::numeric::bisect::{bisect, within_factor, Split};
+use crate::numeric::mul_up;
+use crate::privacy::dpsgd::{dpsgd_discrete_guarantee, dpsgd_guarantee};
 use crate::privacy::repeat::{
     liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_pure, repeat_rdp_default, Repeats,
 };
-use crate::privacy::subsampled::{dpsgd_discrete_guarantee, dpsgd_guarantee};
 use crate::privacy::{default_orders, Bound, Guarantee, Ledger, Neighbours, RdpCurve};
 
 /// How candidates are chosen and what the theorem behind it charges.
@@ -185,7 +186,7 @@ pub fn calibrate(
 /// The largest `t` in `[low, high]` with `fits_at(t)` (geometric bisection to a relative
 /// `precision`, rounded toward `low`), or `None` when not even `low` fits. `fits_at` must be
 /// monotone: true up to some point, false beyond it.
-fn largest_fitting(
+pub(crate) fn largest_fitting(
     low: f64,
     high: f64,
     precision: f64,
@@ -197,15 +198,8 @@ fn largest_fitting(
     if fits_at(high)? {
         return Ok(Some(high));
     }
-    let (mut lo, mut hi) = (low, high);
-    while hi > lo * (1.0 + precision) {
-        let mid = (lo * hi).sqrt();
-        if fits_at(mid)? {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
+    let done = within_factor(1.0 + precision);
+    let (lo, _) = bisect(low, high, Split::Geometric, done, |t| Ok(!fits_at(t)?))?;
     Ok(Some(lo))
 }
 
@@ -225,17 +219,9 @@ pub fn smallest_fitting<T>(
     if let Some(b) = fits_at(low)? {
         return Ok(Some(b));
     }
-    let (mut lo, mut hi) = (low, high);
-    while hi > lo * ratio {
-        let mid = (lo * hi).sqrt();
-        match fits_at(mid)? {
-            Some(b) => {
-                best = b;
-                hi = mid;
-            }
-            None => lo = mid,
-        }
-    }
+    bisect(low, high, Split::Geometric, within_factor(ratio), |z| {
+        Ok(fits_at(z)?.map(|b| best = b).is_some())
+    })?;
     Ok(Some(best))
 }
 

@@ -92,8 +92,7 @@ pub struct ProfilePoint {
 fn sensitivity_up(value: f64, sensitivity: f64, name: &'static str) -> Result<f64> {
     check_positive(name, value)?;
     check_positive("sensitivity", sensitivity)?;
-    // Rounded up (the quotient of two positive numbers is not negative).
-    Ok((sensitivity / value).next_up())
+    Ok(crate::numeric::round_up(sensitivity / value))
 }
 
 fn integer_sensitivity(sensitivity: f64) -> Result<i64> {

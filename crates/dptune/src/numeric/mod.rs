@@ -1,5 +1,8 @@
-//! Shared numerics with proven floating-point error bounds (DESIGN rule 2: privacy arithmetic
-//! rounds up).
+//! Shared numerics: floating-point error bounds (below), and the crate's one
+//! [`bisect`]ion loop and one Gauss–Legendre [`quadrature`] rule.
+//!
+//! Floating-point error bounds are proven, because privacy arithmetic rounds up (DESIGN
+//! rule 2).
 //!
 //! A sensitivity is usually derived for exact arithmetic; the computer evaluates the query in
 //! `f64`. Two tools close that gap, and every private sum in the crate uses one of them:
@@ -25,6 +28,12 @@
 use crate::error::{check_positive, Error, Result};
 use crate::resources::try_filled;
 
+pub(crate) mod bisect;
+pub(crate) mod quadrature;
+mod round;
+
+pub use round::{add_up, mul_up, round_up};
+
 /// The unit roundoff u = 2⁻⁵³ of binary64 round-to-nearest.
 pub const UNIT_ROUNDOFF: f64 = 1.1102230246251565e-16;
 
@@ -40,7 +49,7 @@ const MAX_SHIFT: u32 = 64;
 
 /// x rounded up by `steps` units in the last place (for a non-negative result of `steps` or
 /// fewer correctly rounded operations: one ulp is at least u times the value).
-fn up(x: f64, steps: u32) -> f64 {
+pub(crate) fn up(x: f64, steps: u32) -> f64 {
     (0..steps).fold(x, |y, _| y.next_up())
 }
 

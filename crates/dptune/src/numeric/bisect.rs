@@ -1,0 +1,113 @@
+//! Bisection, one loop for the whole crate: noise calibrations (Gaussian σ, federated noise,
+//! DP-SGD multipliers, per-run allowances), ε and δ conversions (the zCDP order, ρ for an ε),
+//! and the truncated negative binomial's γ for a mean.
+//!
+//! The callers differ only in where they split the bracket (arithmetic mean for quantities on
+//! a linear scale, geometric for scale parameters spanning decades), when they stop, and which
+//! end they return; so those are the parameters, and the loop, its float-resolution stop and
+//! its step limit exist once.
+
+/// Where the bracket is split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Split {
+    /// (lo + hi)/2.
+    Arithmetic,
+    /// √(lo·hi), for lo > 0.
+    Geometric,
+}
+
+/// More halvings than any f64 bracket needs to reach float resolution (an arithmetic bisection
+/// of [0, 1] down to the smallest subnormal takes 1,074 + 53).
+const MAX_STEPS: usize = 2_200;
+
+/// Shrinks the bracket (lo, hi) of a monotone predicate: `upper(x)` is false below some point
+/// and true from it on, and the point lies in (lo, hi] (neither end is evaluated). Halves until
+/// `done(lo, hi)`, or until the split no longer falls strictly inside the bracket (adjacent
+/// floats), and returns the final (lo, hi): `upper` is false at lo (or lo is the caller's end)
+/// and true at hi (or hi is the caller's end). Errors of `upper` abort the search.
+pub(crate) fn bisect<E>(
+    mut lo: f64,
+    mut hi: f64,
+    split: Split,
+    done: impl Fn(f64, f64) -> bool,
+    mut upper: impl FnMut(f64) -> Result<bool, E>,
+) -> Result<(f64, f64), E> {
+    for _ in 0..MAX_STEPS {
+        if done(lo, hi) {
+            break;
+        }
+        let mid = match split {
+            Split::Arithmetic => 0.5 * (lo + hi),
+            Split::Geometric => (lo * hi).sqrt(),
+        };
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if upper(mid)? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok((lo, hi))
+}
+
+/// Never stop early: bisect to float resolution.
+pub(crate) fn to_resolution(_: f64, _: f64) -> bool {
+    false
+}
+
+/// Stop once hi ≤ lo·`factor`.
+pub(crate) fn within_factor(factor: f64) -> impl Fn(f64, f64) -> bool {
+    move |lo, hi| hi <= lo * factor
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::convert::Infallible;
+
+    fn ok(b: bool) -> Result<bool, Infallible> {
+        Ok(b)
+    }
+
+    #[test]
+    fn finds_the_boundary_of_a_monotone_predicate() {
+        // √2 to float resolution: the bracket ends are adjacent floats around it.
+        let (lo, hi) = bisect(1.0, 2.0, Split::Arithmetic, to_resolution, |x| {
+            ok(x * x >= 2.0)
+        })
+        .unwrap();
+        assert_eq!(lo.next_up(), hi);
+        assert!(lo * lo < 2.0 && hi * hi >= 2.0);
+        // Geometric split to a relative 1e-9 on a scale spanning 12 decades: 1e-3.
+        let (lo, hi) = bisect(
+            1e-9,
+            1e3,
+            Split::Geometric,
+            within_factor(1.0 + 1e-9),
+            |x| ok(x >= 1e-3),
+        )
+        .unwrap();
+        assert!(
+            hi <= lo * (1.0 + 1e-9) && lo < 1e-3 && hi >= 1e-3,
+            "{lo} {hi}"
+        );
+        // A deliberately non-monotone predicate still terminates inside the bracket.
+        let (lo, hi) = bisect(0.0, 1.0, Split::Arithmetic, to_resolution, |x| {
+            ok(x.to_bits() % 2 == 0)
+        })
+        .unwrap();
+        assert!((0.0..=1.0).contains(&lo) && lo < hi && hi <= 1.0);
+    }
+
+    #[test]
+    fn errors_abort_the_search() {
+        let mut calls = 0;
+        let r = bisect(0.0, 1.0, Split::Arithmetic, to_resolution, |_| {
+            calls += 1;
+            Err::<bool, _>("boom")
+        });
+        assert_eq!((r, calls), (Err("boom"), 1));
+    }
+}
