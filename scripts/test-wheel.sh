@@ -19,7 +19,13 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 
 command -v cargo >/dev/null || { echo "test-wheel: cargo not found (install Rust)" >&2; exit 2; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/dptune-wheel.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+START=$SECONDS
+cleanup() {
+    local start=$SECONDS
+    rm -rf "$TMP"
+    echo "== wheel: removing the temporary venvs took $((SECONDS - start)) s; all: $((SECONDS - START)) s"
+}
+trap cleanup EXIT
 
 fail() { echo "test-wheel: $*" >&2; exit 1; }
 # phase NAME COMMAND...: runs COMMAND and prints how long it took.
@@ -59,15 +65,22 @@ check_wheel() {
     "$TMP/build/bin/auditwheel" show "$WHEEL" | tee "$TMP/auditwheel.txt"
     tr -s ' \n' '  ' <"$TMP/auditwheel.txt" | grep -q "following platform tag: \"$tag\"" ||
         fail "auditwheel does not confirm the tag $tag"
+    # The extension and the command, executable and stripped (no debug info, no symbol table;
+    # pyelftools comes with auditwheel).
     "$TMP/build/bin/python" - "$WHEEL" <<'PYEOF'
-import sys, zipfile
-files = {i.filename: i for i in zipfile.ZipFile(sys.argv[1]).infolist()}
+import io, sys, zipfile
+from elftools.elf.elffile import ELFFile
+wheel = zipfile.ZipFile(sys.argv[1])
+files = {i.filename: i for i in wheel.infolist()}
 ext = [n for n in files if n.startswith("dptune/_core") and n.endswith(".so")]
 cli = [n for n in files if n.endswith(".data/scripts/dptune")]
 assert len(ext) == 1 and len(cli) == 1, (ext, cli)
-assert files[cli[0]].external_attr >> 16 & 0o111, "the dptune command is not executable"
 for n in ext + cli:
-    print(f"{n}: {files[n].file_size / 1e6:.1f} MB")
+    assert files[n].external_attr >> 16 & 0o111, f"{n} is not executable"
+    elf = ELFFile(io.BytesIO(wheel.read(n)))
+    extra = [s.name for s in elf.iter_sections() if s.name.startswith(".debug") or s.name == ".symtab"]
+    assert not extra, f"{n} is not stripped: {extra}"
+    print(f"{n}: {files[n].file_size / 1e6:.1f} MB, stripped")
 PYEOF
 }
 

@@ -27,7 +27,12 @@ fn main() {
     }
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let workspace = manifest_dir.join("../..");
-    for input in ["crates/dptune-cli", "crates/dptune", "Cargo.toml", "Cargo.lock"] {
+    for input in [
+        "crates/dptune-cli",
+        "crates/dptune",
+        "Cargo.toml",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(input).display());
     }
     println!("cargo:rerun-if-env-changed=RUSTFLAGS");
@@ -61,8 +66,14 @@ fn main() {
         "build.rs: building the dptune command-line tool (crates/dptune-cli) failed: {status}"
     );
 
-    let built = if cross { target_dir.join(&target) } else { target_dir }.join("release/dptune");
-    install(&built, &manifest_dir.join("cli-bin/dptune"));
+    let mut built = target_dir;
+    if cross {
+        built.push(&target);
+    }
+    install(
+        &built.join("release/dptune"),
+        &manifest_dir.join("cli-bin/dptune"),
+    );
 }
 
 /// Copies the binary where the committed link `wheel-data/scripts/dptune` points, replacing the
