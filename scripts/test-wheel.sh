@@ -8,13 +8,14 @@
 # build's target directory, and removes its temporary venvs on exit. Prints the time of each phase.
 #
 # Environment: PYTHON (default python3), CARGO_TARGET_DIR (respected), DPTUNE_WHEEL_EXTRAS
-# (extras installed with the wheel; default sklearn,optuna,dask,flower: everything the snippets
-# import and more, but not torch, which is 5.5 GB and used by no snippet).
+# (extras installed with the wheel; default sklearn,optuna: what the snippets import. The others,
+# torch (5.5 GB), flower and dask, pin what scripts/test-python.sh installs and tests; here the
+# wheel's metadata is checked to declare all five).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=${PYTHON:-python3}
-EXTRAS=${DPTUNE_WHEEL_EXTRAS:-sklearn,optuna,dask,flower}
+EXTRAS=${DPTUNE_WHEEL_EXTRAS:-sklearn,optuna}
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 
 command -v cargo >/dev/null || { echo "test-wheel: cargo not found (install Rust)" >&2; exit 2; }
@@ -72,6 +73,9 @@ import io, sys, zipfile
 from elftools.elf.elffile import ELFFile
 wheel = zipfile.ZipFile(sys.argv[1])
 files = {i.filename: i for i in wheel.infolist()}
+metadata = wheel.read(next(n for n in files if n.endswith(".dist-info/METADATA"))).decode()
+for extra in ["sklearn", "torch", "optuna", "flower", "dask"]:
+    assert f"Provides-Extra: {extra}\n" in metadata, f"no extra {extra}"
 ext = [n for n in files if n.startswith("dptune/_core") and n.endswith(".so")]
 cli = [n for n in files if n.endswith(".data/scripts/dptune")]
 assert len(ext) == 1 and len(cli) == 1, (ext, cli)
