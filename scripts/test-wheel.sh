@@ -8,14 +8,14 @@
 # build's target directory, and removes its temporary venvs on exit. Prints the time of each phase.
 #
 # Environment: PYTHON (default python3), CARGO_TARGET_DIR (respected), DPTUNE_WHEEL_EXTRAS
-# (extras installed with the wheel; default sklearn,optuna: what the snippets import. The others,
-# torch (5.5 GB), flower and dask, pin what scripts/test-python.sh installs and tests; here the
-# wheel's metadata is checked to declare all five).
+# (extras installed with the wheel; default sklearn,optuna,torch: what the snippets import, torch
+# and opacus for the Opacus one, 5.5 GB with CUDA's libraries. flower and dask pin what
+# scripts/test-python.sh installs and tests; here the wheel's metadata must declare all five).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=${PYTHON:-python3}
-EXTRAS=${DPTUNE_WHEEL_EXTRAS:-sklearn,optuna}
+EXTRAS=${DPTUNE_WHEEL_EXTRAS:-sklearn,optuna,torch}
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 
 command -v cargo >/dev/null || { echo "test-wheel: cargo not found (install Rust)" >&2; exit 2; }
