@@ -22,6 +22,7 @@
 //! prv_accountant, and keeps deliberately wrong variants that it rejects.
 
 mod discretise;
+mod lattice;
 mod mechanisms;
 mod pmf;
 mod spec;
@@ -32,6 +33,7 @@ use serde::Serialize;
 
 use super::guarantee::Neighbours;
 use crate::error::{check_delta, check_positive, Error, Result};
+pub use lattice::{dpsgd_lattice_pld, is_grid_refusal, ROUNDING_VARIANCE};
 use pmf::LossPmf;
 pub use spec::{ComposeSpec, PartSpec};
 
