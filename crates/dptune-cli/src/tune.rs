@@ -21,7 +21,7 @@ use dptune::learn::pipeline::{
 };
 use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
-use dptune::privacy::Guarantee;
+use dptune::privacy::{Guarantee, Route};
 use dptune::tune::{Config, Domain, Fractions, Method, SearchSpace, Value};
 use dptune::Error;
 
@@ -465,6 +465,28 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     render(&a, &plan, &name, &data, test.as_ref(), &o, comparison)
 }
 
+/// The theorem that bounds the tuning's cost.
+fn tuning_theorem(a: &TuneArgs) -> &'static str {
+    match a.tuner {
+        TunerArg::PapernotSteinke | TunerArg::LiuTalwar | TunerArg::Poisson => {
+            "Papernot-Steinke, private selection from private candidates"
+        }
+        TunerArg::Threshold => "Liu-Talwar, threshold selection",
+        TunerArg::Exhaustive => "sequential composition",
+    }
+}
+
+/// A route as the human output names it.
+fn route_name(r: Route) -> &'static str {
+    match r {
+        Route::Pure => "pure DP",
+        Route::Approx => "(eps, delta)",
+        Route::Zcdp => "zCDP",
+        Route::Rdp => "RDP",
+        Route::Pld => "privacy loss distribution (PLD)",
+    }
+}
+
 /// Who may see timing (the trust model, docs/PRIVACY.md "Trust model and timing").
 fn timing_line(cap: Option<u64>) -> String {
     match cap {
@@ -534,12 +556,24 @@ fn render(
     };
     let (size_json, size_text) = size_report(&o.size, d)?;
     let timing = timing_line(plan.cap);
+    let r = &o.reported;
+    let theorem = tuning_theorem(a);
     let mut privacy = json!({
         "epsilon": e_total,
         "delta": d,
         "neighbours": o.total.neighbours().to_string(),
-        "tuning": {"epsilon": e_tune, "delta": d},
-        "final_fit": {"epsilon": e_final, "delta": d},
+        "tuning": {
+            "epsilon": e_tune,
+            "delta": d,
+            "route": r.tuning_route,
+            "theorem": theorem,
+        },
+        "final_fit": {
+            "epsilon": e_final,
+            "delta": d,
+            "route": r.final_fit_route,
+            "noise_multiplier": r.final_noise_multiplier,
+        },
         "per_run": o.per_run.to_string(),
     });
     if let SizeUsed::NoisyCount { spent, .. } = &o.size {
@@ -593,6 +627,14 @@ fn render(
         fmt_param(e_tune),
         fmt_param(e_final),
         fmt_param(e_total)
+    ));
+    let noise = r.final_noise_multiplier.map_or(String::new(), |z| {
+        format!(", noise multiplier {}", fmt_param(z))
+    });
+    human.push_str(&format!(
+        "accounting: tuning by {} ({theorem}); final fit by {}{noise}\n",
+        route_name(r.tuning_route),
+        route_name(r.final_fit_route),
     ));
     human.push_str(&format!("timing: {timing}"));
     if let Some(c) = comparison {

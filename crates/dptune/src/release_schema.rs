@@ -237,6 +237,18 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("privacy.tuning.delta"),
             public("privacy.final_fit.epsilon"),
             public("privacy.final_fit.delta"),
+            public("privacy.tuning.route"),
+            public("privacy.tuning.theorem"),
+            private(
+                "privacy.final_fit.route",
+                "privacy.tuning (the route of the selected configuration's schedule, planned \
+                 with the noisy count: post-processing of both releases)",
+            ),
+            private(
+                "privacy.final_fit.noise_multiplier",
+                "privacy.tuning (calibrated for the selected configuration and the planned \
+                 size: post-processing of both releases)",
+            ),
             private(
                 "privacy.per_run",
                 "privacy.record_count (calibrated to the planned size: post-processing of the \

@@ -7,8 +7,9 @@ use dptune::learn::pipeline::{oracle_on_test, tune, Events, LearnerKind, Plan};
 use dptune::learn::{DpSgd, NoisyAccuracy, ObjectivePerturbation, OutputPerturbation, RidgeSsp};
 use dptune::noise::GridGaussian;
 use dptune::noise::SecureRng;
+use dptune::privacy::convert::rdp_epsilon;
 use dptune::privacy::dpsgd::dpsgd_epsilon_grid;
-use dptune::privacy::{Guarantee, Neighbours};
+use dptune::privacy::{Guarantee, Neighbours, Route};
 use dptune::tune::{Learner, Scorer, Value};
 use dptune::Error;
 
@@ -150,17 +151,26 @@ fn dpsgd_epsilon_matches_dp_accounting() {
     );
     let eps = dpsgd_epsilon_grid(s.q, s.z, s.steps, 1e-5).unwrap().eps;
     assert!((eps - 2.1014).abs() < 1e-3, "{eps}");
-    // The run is charged on the lattice curve (grid noise: exact at integer orders, chords in
-    // between), which here is best at order 8: ε = 2.1078, 0.3 % above the continuous curve.
-    let lattice = spent.epsilon(1e-5).unwrap();
+    // The run states the lattice curve (grid noise: exact at integer orders, chords in
+    // between), which here is best at order 8: ε = 2.1078, 0.3 % above the continuous curve;
+    // and, for this (ε, δ) allowance, the lattice PLD (privacy::pld::lattice): ε = 1.828, as
+    // dp_accounting's PLD (1.8282) for the continuous mechanism. The tighter one counts.
+    let lattice = rdp_epsilon(&spent.rdp_curve().unwrap(), 1e-5).unwrap().eps;
     assert!(
         lattice >= eps && (lattice - 2.1078).abs() < 1e-3,
         "{lattice}"
     );
-    // Calibrated at ε = 2.1014 (rounded up in the last digit): z comes out at about 1.
+    let (pld, route) = spent.epsilon_route(1e-5).unwrap();
+    assert!(
+        route == Route::Pld && (pld - 1.8282).abs() < 2e-3,
+        "{pld} {route}"
+    );
+    // Calibrated at ε = 2.1014 (rounded up in the last digit): by the RDP curve alone z would
+    // come out at about 1 (main at cf07e50 asserted |z − 1| < 3e-3 here); by the tightest
+    // route (the PLD) it is smaller.
     let tight = Guarantee::approx(2.1015, 1e-5, Neighbours::AddRemove).unwrap();
     let (s, spent) = DpSgd::linear(10_000.0).plan(&base, 3, &tight).unwrap();
-    assert!((s.z - 1.0).abs() < 3e-3, "{}", s.z);
+    assert!(s.z < 0.95, "{}", s.z);
     assert!(spent.epsilon(1e-5).unwrap() <= 2.1015);
     // Asked to spend more than its allowance: refused before touching data.
     let small = Guarantee::approx(1.0, 1e-5, Neighbours::AddRemove).unwrap();

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::noise::{DiscreteLaplace, SecureRng};
 use crate::privacy::dpsgd::dpsgd_guarantee;
 use crate::privacy::repeat::Repeats;
-use crate::privacy::{Guarantee, Ledger, Neighbours, Release};
+use crate::privacy::{Guarantee, Ledger, Neighbours, Release, Route};
 use crate::tune::baseline::{oracle_best, NonPrivate, Scored};
 use crate::tune::cost::calibrate;
 use crate::tune::tuner::capped_delta;
@@ -231,7 +231,10 @@ pub struct Outcome {
 /// calibrated to its planned size) or on the sizes of the coin-split parts (output
 /// perturbation's sensitivity under replace-one). So the report states the allowance both parts
 /// were held to (`Ledger`-checked before anything is released, so it bounds them); the exact
-/// spend stays in [`Outcome`] for library callers.
+/// spend stays in [`Outcome`] for library callers. The routes and the final fit's noise
+/// multiplier are functions of released values: each part's spend has one bound per route, and
+/// which route is tightest depends only on the learner, the method, the released configuration
+/// and the planned size (public or the charged count); the DP-SGD schedule likewise.
 #[derive(Debug, Clone, Serialize)]
 pub struct Reported {
     /// The tuning's cost: at most the parts' allowance.
@@ -240,6 +243,17 @@ pub struct Reported {
     pub final_fit: Guarantee,
     /// The whole cost: the count's allowance (if any) composed with the parallel parts.
     pub total: Guarantee,
+    /// The route that bounds the tuning's spend at the plan's δ (RDP for the repeat and
+    /// threshold theorems, which are stated in RDP; pure when a pure bound is tighter).
+    pub tuning_route: Route,
+    /// The route that bounds the final fit's spend at the plan's δ (for DP-SGD under an (ε, δ)
+    /// allowance the tighter of the lattice RDP curve and the lattice PLD: the noise was
+    /// calibrated to it).
+    pub final_fit_route: Route,
+    /// The final DP-SGD fit's noise multiplier (σ = z·C per coordinate), when the learner is
+    /// DP-SGD: its schedule is a function of the released configuration, the planned size and
+    /// the allowance.
+    pub final_noise_multiplier: Option<f64>,
 }
 
 /// Progress callbacks: clock ticks during tuning and the final fit's epochs.
@@ -528,8 +542,11 @@ fn loss_cap(task: &Task) -> f64 {
     }
 }
 
+/// A final fit's release and, for DP-SGD, the noise multiplier it ran with.
+type Fitted = (Release<Model>, Option<f64>);
+
 type FinalFit<'a, L> =
-    &'a dyn Fn(&L, &Config, &Dataset, &Guarantee, &mut SecureRng) -> Result<Release<Model>>;
+    &'a dyn Fn(&L, &Config, &Dataset, &Guarantee, &mut SecureRng) -> Result<Fitted>;
 
 /// The learner for a planned number of records (`None` for learners that need none).
 type MakeLearner<'a, L> = &'a dyn Fn(Option<f64>) -> Result<L>;
@@ -599,7 +616,7 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     };
     let final_data = data.select(&outer_split.second);
     let final_learner = make(expected.map(|e| e.1))?;
-    let fitted = final_fit(
+    let (fitted, final_noise_multiplier) = final_fit(
         &final_learner,
         &best.config,
         &final_data,
@@ -635,6 +652,9 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
             SizeUsed::NoisyCount { spent, .. } => spent.compose(&budget.parts)?,
             _ => budget.parts.clone(),
         },
+        tuning_route: selected.spent.epsilon_route(plan.delta)?.1,
+        final_fit_route: fitted.spent.epsilon_route(plan.delta)?.1,
+        final_noise_multiplier,
     };
     Ok(Some(Outcome {
         config: best.config,
@@ -702,7 +722,8 @@ fn run_planned(
                     .get("epochs")
                     .and_then(|v| v.as_i64("epochs").ok())
                     .unwrap_or(0) as u64;
-                l.fit_with_progress(c, d, a, r, &|e| on_epoch(e, total))
+                let (release, schedule) = l.fit_scheduled(c, d, a, r, &|e| on_epoch(e, total))?;
+                Ok((release, Some(schedule.z_request)))
             };
             let make = |r| dpsgd(kind, r);
             tune_with(plan, budget, size, &make, fit, data, events, rng)
@@ -736,8 +757,8 @@ fn plain_fit<L: Learner<Data = Dataset, Model = Model>>(
     d: &Dataset,
     a: &Guarantee,
     r: &mut SecureRng,
-) -> Result<Release<Model>> {
-    l.fit(c, d, a, r)
+) -> Result<Fitted> {
+    Ok((l.fit(c, d, a, r)?, None))
 }
 
 /// **Not private.** The exact-best configuration among `configs`, each trained with the

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::numeric::bisect::{bisect, within_factor, Split};
 use crate::numeric::mul_up;
 use crate::privacy::dpsgd::{dpsgd_discrete_guarantee, dpsgd_guarantee};
+use crate::privacy::pld::{dpsgd_lattice_pld, dpsgd_pld, is_grid_refusal, PldConfig};
 use crate::privacy::repeat::{
     liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_pure, repeat_rdp_default, Repeats,
 };
@@ -232,17 +233,39 @@ pub const NOISE_MULTIPLIERS: (f64, f64, f64) = (0.05, 1.0e4, 1.001);
 /// Opacus's) or dptune's lattice Gaussian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DpSgdNoise {
-    /// Continuous Gaussian noise: Mironov, Talwar & Zhang 2019, arXiv 1908.10530, Thm 11.
+    /// Continuous Gaussian noise: Mironov, Talwar & Zhang 2019, arXiv 1908.10530, Thm 11 (RDP);
+    /// [`crate::privacy::pld::dpsgd_pld`] (PLD).
     Continuous,
-    /// Discrete Gaussian noise on a grid: the lattice proof in [`crate::privacy::subsampled`].
-    Lattice,
+    /// Discrete Gaussian noise on a grid: the lattice proof in [`crate::privacy::subsampled`]
+    /// (RDP) and in [`crate::privacy::pld::dpsgd_lattice_pld`] (PLD), which needs the number of
+    /// coordinates per step and the grid variance.
+    Lattice {
+        /// Coordinates released per step (the model's parameters).
+        dim: usize,
+        /// The discrete Gaussian's variance in grid units² ([`crate::noise::GridGaussian`]).
+        grid_variance: u64,
+    },
+}
+
+/// The accounting routes a DP-SGD spend states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DpSgdRoutes {
+    /// The closed-form currency of the allowance only (RDP curve, or ρ for zCDP): cheap.
+    ClosedForm,
+    /// Also the privacy loss distribution when the allowance is (ε, δ) ([`dpsgd_spend`]).
+    Tightest,
 }
 
 /// What T steps of DP-SGD (Poisson rate `q`, noise multiplier `z`) spend under add/remove-one
 /// neighbours, in the currency of `allowance`: for a zCDP allowance the unsampled bound
 /// T/(2z²) (Bun & Steinke 2016, arXiv 1605.02065, Prop. 1.6 and Lemma 2.3; subsampling has no
-/// zCDP amplification), otherwise the subsampled-Gaussian RDP curve of `noise` (both
-/// add/remove directions).
+/// zCDP amplification); for an RDP allowance the subsampled-Gaussian RDP curve of `noise` (both
+/// add/remove directions); for an (ε, δ) allowance that curve **and** the privacy loss
+/// distribution of `noise` (continuous: [`dpsgd_pld`]; lattice: [`dpsgd_lattice_pld`]), two
+/// simultaneous bounds of which the [`Ledger`] uses the tighter (the PLD is left out only when
+/// its loss grid would be larger than a PLD may hold, i.e. with very little noise, where the
+/// RDP curve still applies). An RDP allowance keeps the curve alone: the repeat theorems that
+/// set per-run allowances (Papernot–Steinke, Liu–Talwar) are stated in RDP.
 pub fn dpsgd_spend(
     q: f64,
     z: f64,
@@ -250,19 +273,102 @@ pub fn dpsgd_spend(
     allowance: &Guarantee,
     noise: DpSgdNoise,
 ) -> Result<Guarantee> {
+    dpsgd_spend_by(q, z, steps, allowance, noise, DpSgdRoutes::Tightest)
+}
+
+/// [`dpsgd_spend`] with the routes to state: [`DpSgdRoutes::ClosedForm`] leaves out the PLD
+/// (a weaker but valid statement, for the first phase of [`smallest_dpsgd_noise`]).
+pub fn dpsgd_spend_by(
+    q: f64,
+    z: f64,
+    steps: u64,
+    allowance: &Guarantee,
+    noise: DpSgdNoise,
+    routes: DpSgdRoutes,
+) -> Result<Guarantee> {
     if matches!(allowance.bounds(), [Bound::Zcdp { .. }]) {
         let rho = mul_up(steps as f64, (1.0 / (2.0 * z * z)).next_up());
         return Guarantee::zcdp(rho, Neighbours::AddRemove);
     }
-    match noise {
-        DpSgdNoise::Continuous => dpsgd_guarantee(q, z, steps),
-        DpSgdNoise::Lattice => dpsgd_discrete_guarantee(q, z, steps),
+    let rdp = match noise {
+        DpSgdNoise::Continuous => dpsgd_guarantee(q, z, steps)?,
+        DpSgdNoise::Lattice { .. } => dpsgd_discrete_guarantee(q, z, steps)?,
+    };
+    if routes == DpSgdRoutes::ClosedForm || !matches!(allowance.bounds(), [Bound::Approx { .. }]) {
+        return Ok(rdp);
     }
+    let config = PldConfig::default();
+    let pld = match noise {
+        DpSgdNoise::Continuous => dpsgd_pld(q, z, steps, config),
+        DpSgdNoise::Lattice { dim, grid_variance } => {
+            dpsgd_lattice_pld(q, z, steps, dim, grid_variance, config)
+        }
+    };
+    match pld {
+        Ok(p) => rdp.with_pld(p),
+        Err(e) if is_grid_refusal(&e) => Ok(rdp),
+        Err(e) => Err(e),
+    }
+}
+
+/// The smallest noise multiplier z in [`NOISE_MULTIPLIERS`] for which `fits_at(z, routes)` is
+/// `Some`, where `fits_at` states the spend at z by `routes` ([`dpsgd_spend_by`]) and checks it
+/// against `allowance`. Two phases, because a PLD costs milliseconds and the RDP curve
+/// microseconds: first the closed-form route alone ([`smallest_fitting`], to the factor 1.001),
+/// giving z_rdp; then, only for an (ε, δ) `allowance`, every route (RDP and PLD) below z_rdp:
+/// halving until a z does not fit (or the range ends), then geometric bisection to the same
+/// factor. Every value returned comes from a call of `fits_at` that said `Some` at its z, so it
+/// is valid even where the PLD's computed ε is not exactly monotone in z (then the search may
+/// stop above the smallest z that fits, never below a z that does not).
+pub fn smallest_dpsgd_noise<T>(
+    allowance: &Guarantee,
+    fits_at: impl Fn(f64, DpSgdRoutes) -> Result<Option<T>>,
+) -> Result<Option<T>> {
+    let (low, high, ratio) = NOISE_MULTIPLIERS;
+    let cheap = |z: f64| Ok(fits_at(z, DpSgdRoutes::ClosedForm)?.map(|_| z));
+    let Some(z_rdp) = smallest_fitting(low, high, ratio, cheap)? else {
+        return Ok(None);
+    };
+    if !matches!(allowance.bounds(), [Bound::Approx { .. }]) {
+        return fits_at(z_rdp, DpSgdRoutes::ClosedForm);
+    }
+    let tight = |z: f64| fits_at(z, DpSgdRoutes::Tightest);
+    let mut hi = z_rdp;
+    // Every route includes the closed form, which fits at z_rdp; checked all the same.
+    let Some(mut best) = tight(hi)? else {
+        return fits_at(z_rdp, DpSgdRoutes::ClosedForm);
+    };
+    let mut lo = hi;
+    loop {
+        if lo <= low {
+            return Ok(Some(best));
+        }
+        lo = (lo / 2.0).max(low);
+        match tight(lo)? {
+            Some(b) => {
+                best = b;
+                hi = lo;
+            }
+            None => break,
+        }
+    }
+    while hi > lo * ratio {
+        let mid = (lo * hi).sqrt();
+        match tight(mid)? {
+            Some(b) => {
+                best = b;
+                hi = mid;
+            }
+            None => lo = mid,
+        }
+    }
+    Ok(Some(best))
 }
 
 /// The smallest noise multiplier (to a factor 1.001, rounded up) for which `steps` steps of
 /// DP-SGD with continuous Gaussian noise at Poisson rate `q` ([`dpsgd_spend`]) fit
-/// `allowance` as the [`Ledger`] checks it. For training loops dptune does not run (Opacus):
+/// `allowance` as the [`Ledger`] checks it: for an (ε, δ) allowance by the tighter of the RDP
+/// curve and the PLD ([`smallest_dpsgd_noise`]), else in the allowance's own currency. For training loops dptune does not run (Opacus):
 /// the caller must use exactly this q (a public rate, never one derived from the private record
 /// count) and at most `steps` steps. Refused: a pure-DP allowance (Gaussian noise has none),
 /// replace-one allowances (the curve is for add/remove-one), and allowances that no multiplier
@@ -288,12 +394,12 @@ pub fn dpsgd_noise_multiplier(allowance: &Guarantee, q: f64, steps: u64) -> Resu
             "the DP-SGD curve is for add/remove-one neighbours",
         ));
     }
-    let (low, high, ratio) = NOISE_MULTIPLIERS;
-    let fits_at = |z: f64| -> Result<Option<f64>> {
-        let spent = dpsgd_spend(q, z, steps, allowance, DpSgdNoise::Continuous)?;
+    let high = NOISE_MULTIPLIERS.1;
+    let fits_at = |z: f64, routes: DpSgdRoutes| -> Result<Option<f64>> {
+        let spent = dpsgd_spend_by(q, z, steps, allowance, DpSgdNoise::Continuous, routes)?;
         Ok(fits(allowance, &spent)?.then_some(z))
     };
-    smallest_fitting(low, high, ratio, fits_at)?.ok_or_else(|| {
+    smallest_dpsgd_noise(allowance, fits_at)?.ok_or_else(|| {
         Error::invalid(
             "allowance",
             allowance,
@@ -406,6 +512,49 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_eps_delta_allowance_is_calibrated_by_the_tightest_route() {
+        // The first case: q = 0.01, 1000 steps, z = 1 costs ε = 2.101 by RDP and 1.829
+        // by PLD (dp_accounting) at δ = 1e-5. With (ε, δ) = (2.11, 1e-5) the RDP route alone
+        // needs z ≈ 1; every route together needs less, and that z fits by the PLD only.
+        let a = Guarantee::approx(2.11, 1e-5, AddRemove).unwrap();
+        let (q, steps) = (0.01, 1000);
+        let z = dpsgd_noise_multiplier(&a, q, steps).unwrap();
+        let (low, high, ratio) = NOISE_MULTIPLIERS;
+        let rdp_fits = |z: f64| -> Result<Option<f64>> {
+            let g = dpsgd_spend_by(
+                q,
+                z,
+                steps,
+                &a,
+                DpSgdNoise::Continuous,
+                DpSgdRoutes::ClosedForm,
+            )?;
+            Ok(fits(&a, &g)?.then_some(z))
+        };
+        let z_rdp = smallest_fitting(low, high, ratio, rdp_fits)
+            .unwrap()
+            .unwrap();
+        assert!((0.99..1.01).contains(&z_rdp), "{z_rdp}");
+        assert!(z < 0.95 * z_rdp, "{z} vs {z_rdp}");
+        let spent = dpsgd_spend(q, z, steps, &a, DpSgdNoise::Continuous).unwrap();
+        let (eps, route) = spent.epsilon_route(1e-5).unwrap();
+        assert!(
+            eps <= 2.11 && route == crate::privacy::Route::Pld,
+            "{eps} {route}"
+        );
+        assert!(rdp_fits(z).unwrap().is_none());
+        // The search has teeth: just below the bracket nothing fits.
+        let below = dpsgd_spend(q, z / 1.0011, steps, &a, DpSgdNoise::Continuous).unwrap();
+        assert!(!fits(&a, &below).unwrap());
+        // Neither an RDP nor a zCDP allowance gets a PLD.
+        let curve = dpsgd_guarantee(q, 1.0, steps).unwrap();
+        assert!(dpsgd_spend(q, 1.0, steps, &curve, DpSgdNoise::Continuous)
+            .unwrap()
+            .pld()
+            .is_none());
     }
 
     #[test]

@@ -23,6 +23,7 @@
 
 mod bytes;
 mod discretise;
+mod lattice;
 mod mechanisms;
 mod pmf;
 mod progression;
@@ -34,6 +35,7 @@ use serde::Serialize;
 
 use super::neighbours::Neighbours;
 use crate::error::{check_delta, check_positive, Error, Result};
+pub use lattice::{dpsgd_lattice_pld, is_grid_refusal, ROUNDING_VARIANCE};
 use pmf::LossPmf;
 pub use spec::{ComposeSpec, PartSpec};
 
