@@ -36,8 +36,13 @@ def test_from_opacus_composes_the_history():
     acc.history = [(1.1, 0.01, 300), (0.9, 0.02, 100)]
     want = dptune.dpsgd_guarantee(0.01, 1.1, 300).compose(dptune.dpsgd_guarantee(0.02, 0.9, 100))
     got = dptune.Guarantee.from_opacus(acc)
-    assert got.epsilon(1e-5) == want.epsilon(1e-5)
-    assert from_opacus(acc).epsilon(1e-5) == want.epsilon(1e-5)
+    # Both routes of the same history: the RDP curves and the privacy loss distribution; the
+    # epsilon is the smaller (here the PLD's, as PLDAccountant reports it).
+    pld = dptune.opacus.PLDAccountant()
+    pld.history = list(acc.history)
+    assert got.epsilon(1e-5) == min(want.epsilon(1e-5), pld.get_epsilon(1e-5))
+    assert got.epsilon(1e-5) < want.epsilon(1e-5)
+    assert from_opacus(acc).epsilon(1e-5) == got.epsilon(1e-5)
     # The composition is not the first entry alone (a dropped entry would be caught).
     assert got.epsilon(1e-5) > dptune.dpsgd_guarantee(0.01, 1.1, 300).epsilon(1e-5)
     for bad in (object(), RDPAccountant()):

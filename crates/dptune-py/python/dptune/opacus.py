@@ -74,8 +74,9 @@ __all__ = ["OpacusCandidate", "PLDAccountant", "from_opacus"]
 def from_opacus(accountant: Any) -> Guarantee:
     """The guarantee of everything an Opacus accountant recorded: its history of
     (noise multiplier, sample rate, steps) entries, each a DP-SGD curve
-    (:func:`dptune.dpsgd_guarantee`), composed. Works with any accountant that keeps Opacus's
-    ``history`` list (RDP, PRV, GDP accountants)."""
+    (:func:`dptune.dpsgd_guarantee`), composed, together with the privacy loss distribution of
+    the same history (:func:`dptune.accounting.compose`; its ε is the smaller valid one). Works
+    with any accountant that keeps Opacus's ``history`` list (RDP, PRV, GDP accountants)."""
     history = getattr(accountant, "history", None)
     if not isinstance(history, list):
         raise InvalidParameter(
@@ -92,7 +93,22 @@ def from_opacus(accountant: Any) -> Guarantee:
         g = dpsgd_guarantee(float(q), float(z), int(steps))
         total = g if total is None else total.compose(g)
     assert total is not None
-    return total
+    spec = {
+        "parts": [
+            {"mechanism": "gaussian", "sigma": float(z), "q": float(q), "times": int(t)}
+            for z, q, t in history
+        ],
+        "delta": 1e-5,  # only the default of queries; fits_within and epsilon pass their own
+        "neighbours": "add_remove",
+    }
+    try:
+        # The privacy loss distribution of the same history beside its RDP curve: an (ε, δ)
+        # allowance is then checked by the tightest route, as dptune calibrated the noise
+        # (dptune.dpsgd_noise_multiplier uses every route for (ε, δ) allowances).
+        return compose(spec).guarantee  # closed form (the same RDP curves) and PLD together
+    except InvalidParameter:
+        # Too little noise for a PLD grid: the RDP curve alone (a valid, looser bound).
+        return total
 
 
 
