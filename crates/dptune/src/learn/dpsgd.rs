@@ -170,10 +170,6 @@ fn mechanism(z: f64, c: f64, dim: usize) -> Result<(GridGaussian, f64, DpSgdNois
     Ok((g, z_eff, DpSgdNoise::Lattice { dim, grid_variance }))
 }
 
-/// What `steps` steps at rate `q` and effective multiplier `z` of `noise` spend, in a form the
-/// allowance's currency can check ([`crate::tune::cost::dpsgd_spend`]): the sampled lattice
-/// curve for RDP allowances, the curve and the lattice PLD for (ε, δ) allowances (`routes`
-/// permitting); for a zCDP allowance the unsampled bound ρ = T/(2z²) (the sampled curve is not
 /// How many plans [`plans`] keeps before starting afresh.
 const MAX_PLANS: usize = 256;
 
@@ -184,18 +180,6 @@ type Plans = Mutex<HashMap<Vec<u8>, (Schedule, Guarantee)>>;
 fn plans() -> &'static Plans {
     static PLANS: OnceLock<Plans> = OnceLock::new();
     PLANS.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-/// linear in the order, and subsampling can only lower the divergence).
-fn run_guarantee(
-    q: f64,
-    z: f64,
-    steps: u64,
-    allowance: &Guarantee,
-    noise: DpSgdNoise,
-    routes: DpSgdRoutes,
-) -> Result<Guarantee> {
-    dpsgd_spend_by(q, z, steps, allowance, noise, routes)
 }
 
 /// The per-step sum of clipped per-example gradients, accumulated exactly on the noise grid.
@@ -304,7 +288,7 @@ impl DpSgd {
         let steps = (h.epochs as f64 / q).ceil() as u64;
         let fits_at = |z_req: f64, routes| -> Result<Option<(Schedule, Guarantee)>> {
             let (_, z_eff, noise) = mechanism(z_req, h.clip, params)?;
-            let g = run_guarantee(q, z_eff, steps, allowance, noise, routes)?;
+            let g = dpsgd_spend_by(q, z_eff, steps, allowance, noise, routes)?;
             let sched = Schedule {
                 q,
                 steps,
@@ -319,7 +303,7 @@ impl DpSgd {
                 None => {
                     let (_, z_eff, noise) = mechanism(z, h.clip, params)?;
                     let requested =
-                        run_guarantee(q, z_eff, steps, allowance, noise, DpSgdRoutes::Tightest)?;
+                        dpsgd_spend_by(q, z_eff, steps, allowance, noise, DpSgdRoutes::Tightest)?;
                     Err(Error::BudgetExceeded {
                         allowance: allowance.to_string(),
                         spent: "nothing".into(),
@@ -442,7 +426,7 @@ mod tests {
         let (low, high, ratio) = NOISE_MULTIPLIERS;
         let fits_at = |z: f64| -> Result<Option<f64>> {
             let (_, z_eff, noise) = mechanism(z, h.clip, params)?;
-            let g = run_guarantee(q, z_eff, steps, allowance, noise, DpSgdRoutes::ClosedForm)?;
+            let g = dpsgd_spend_by(q, z_eff, steps, allowance, noise, DpSgdRoutes::ClosedForm)?;
             Ok(fits(allowance, &g)?.then_some(z))
         };
         smallest_fitting(low, high, ratio, fits_at)
@@ -487,7 +471,7 @@ mod tests {
             // The check has teeth: the same z is refused by the RDP route alone.
             let h = hyper(&config).unwrap();
             let (_, z_eff, noise) = mechanism(after, h.clip, params).unwrap();
-            let rdp = run_guarantee(
+            let rdp = dpsgd_spend_by(
                 sched.q,
                 z_eff,
                 sched.steps,
