@@ -18,7 +18,9 @@ use dptune::privacy::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
 use dptune::privacy::pld::{dpsgd_pld, ComposeSpec, Pld, PldConfig};
 use dptune::privacy::Guarantee;
 
-use crate::{g, invalid, vec_f64, IntoPy, PyGuarantee, R};
+use crate::errors::{invalid, IntoPy, R};
+use crate::guarantee::{g, PyGuarantee};
+use crate::input::vec_f64;
 
 /// dptune's default PLD grid with the loss-grid width `interval` (the CLI's `--interval`).
 fn config(interval: f64) -> PldConfig {
@@ -105,7 +107,7 @@ impl PyComposition {
                 d,
                 &format!("below what the privacy loss distribution certifies: {e}"),
             ),
-            e => crate::err(e),
+            e => crate::errors::err(e),
         })
     }
     /// δ at `epsilon` > 0: the minimum over the valid routes.

@@ -15,7 +15,8 @@ use pyo3::types::PyDict;
 use dptune::budget::{neighbours_name, store_path, Status, Store};
 use dptune::privacy::Guarantee;
 
-use crate::{err, g, invalid, IntoPy, PyGuarantee, R};
+use crate::errors::{err, invalid, IntoPy, R};
+use crate::guarantee::{g, PyGuarantee};
 
 /// Charges `cost` to the budget `name` (if given) in the store `store` (else `$DPTUNE_STORE`,
 /// else the user's default store) and returns once the charge is committed. `command` names
@@ -45,7 +46,7 @@ pub(crate) fn charge(
             let mut msg = e.to_string();
             if exceeded {
                 msg.push_str("; nothing was released");
-                return crate::BudgetExceeded::new_err(msg);
+                return crate::errors::BudgetExceeded::new_err(msg);
             }
             err(e)
         })?;
@@ -78,7 +79,7 @@ fn budget_create<'py>(
     neighbours: &str,
     store: Option<PathBuf>,
 ) -> R<Bound<'py, PyDict>> {
-    let nb = crate::neighbours(neighbours)?;
+    let nb = crate::input::neighbours(neighbours)?;
     let path = store_path(store.as_deref()).py()?;
     let st = Store::open_or_create(&path)
         .and_then(|mut s| s.create(name, epsilon, delta, nb))

@@ -4,7 +4,7 @@
 
 use pyo3::prelude::*;
 
-use crate::{invalid, R};
+use crate::errors::{invalid, R};
 
 /// Physical memory in bytes: `MemTotal` of /proc/meminfo on Linux; elsewhere (or if it cannot
 /// be read) 1 TiB, a bound no laptop or ordinary server exceeds.

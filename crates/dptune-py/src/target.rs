@@ -9,7 +9,9 @@ use pyo3::prelude::*;
 use dptune::privacy::{dpsgd, Bound as Bnd, Guarantee};
 use dptune::tune::{self, cost::NOISE_MULTIPLIERS, Method};
 
-use crate::{g, invalid, method_from, space_from, IntoPy, PyGuarantee, PyRepeats, R};
+use crate::errors::{invalid, IntoPy, R};
+use crate::guarantee::{g, PyGuarantee};
+use crate::tuning::{method_from, space_from, PyRepeats};
 
 /// What each run of a calibrated tuning spends.
 #[derive(Clone, Copy)]

@@ -1,0 +1,357 @@
+//! Selection: one dispatch (`dptune::select::Mechanism::build`) from the Python arguments.
+
+use std::path::PathBuf;
+
+use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+use dptune::noise::SecureRng;
+use dptune::privacy::Guarantee;
+use dptune::select::{
+    Goal, Mechanism, NoisyTopK, Prepared, Selection, Selector, Sensitivity, Spec, TopKMethod,
+};
+
+use crate::budget;
+use crate::errors::{invalid, DataError, IntoPy, R};
+use crate::guarantee::{g, PyGuarantee};
+use crate::input::{goal, neighbours, rng_from, vec_f64, Seed};
+use crate::limits;
+
+/// Inputs at least this long are copied and selected with the GIL released.
+pub(crate) const DETACH_AT: usize = 4096;
+
+pub(crate) struct SelArgs<'a> {
+    mechanism: &'a str,
+    epsilon: f64,
+    sensitivity: f64,
+    monotonic: bool,
+    goal: &'a str,
+    neighbours: &'a str,
+    delta: Option<f64>,
+    sensitivities: Option<Vec<f64>>,
+    beta: f64,
+}
+
+/// Scores are computed from the private data: a NaN among them is a `DataError` (which aborts
+/// a tuning), not an `InvalidParameter` (which a tuner counts as an unusable configuration).
+pub(crate) fn no_nan_scores(scores: &[f64]) -> R<()> {
+    match scores.iter().position(|x| x.is_nan()) {
+        Some(i) => Err(DataError::new_err(format!(
+            "data error in `scores`: element {i} is NaN; scores must be numbers"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The library's one dispatch ([`Mechanism::build`]) on the Python arguments; top-k has its
+/// own function (`dptune.top_k`).
+pub(crate) fn build(scores: &[f64], a: &SelArgs<'_>) -> R<Prepared> {
+    no_nan_scores(scores)?;
+    let mech: Mechanism = a.mechanism.parse().py()?;
+    let mech = mech.as_selection().py()?;
+    if mech == Mechanism::TopK {
+        return Err(invalid(
+            "mechanism",
+            a.mechanism,
+            "use dptune.top_k for noisy top-k; the sparse vector technique is not a selection",
+        ));
+    }
+    let mut spec = Spec::new(a.epsilon, a.sensitivity);
+    spec.goal = goal(a.goal)?;
+    spec.neighbours = neighbours(a.neighbours)?;
+    spec.monotonic = a.monotonic;
+    spec.delta = a.delta;
+    spec.sensitivities = a.sensitivities.clone();
+    spec.beta = a.beta;
+    mech.build(scores, &spec).py()
+}
+
+/// One draw of a single-index mechanism and what it spent.
+pub(crate) fn select_one(m: &Prepared, rng: &mut SecureRng) -> R<(usize, Guarantee)> {
+    match m.draw(rng) {
+        Selection::One(i) => Ok((i, m.guarantee().clone())),
+        Selection::Many(_) => Err(invalid("mechanism", "top-k", "use dptune.top_k")),
+    }
+}
+
+/// One private selection: returns `(index, guarantee)`.
+///
+/// `mechanism`: "exponential" (ε pure and ε²/8 zCDP), "gumbel" (same law), "laplace"
+/// (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs `delta`;
+/// calibrated to the L2 sensitivity Δ·√m of the whole vector), "gem" (generalized EM with
+/// per-candidate `sensitivities` and failure probability `beta`). `sensitivity` Δ bounds how far
+/// one neighbour moves each score; the range paid is Δ if `monotonic` else 2Δ. `goal`:
+/// "maximize" or "minimize". Scores must be finite; -inf (+inf when minimising) marks a
+/// candidate that can never win (the exclusion must not depend on private data). Sampling is
+/// exact. `seed=None` draws from the operating system; an integer seed is for reproducible
+/// research runs and is not private against anyone who knows it.
+#[pyfunction]
+#[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
+    goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1, seed=None,
+    budget=None, store=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn select_index(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    epsilon: f64,
+    mechanism: &str,
+    sensitivity: f64,
+    monotonic: bool,
+    goal: &str,
+    neighbours: &str,
+    delta: Option<f64>,
+    sensitivities: Option<&Bound<'_, PyAny>>,
+    beta: f64,
+    seed: Option<Seed<'_>>,
+    budget: Option<&str>,
+    store: Option<PathBuf>,
+) -> R<(usize, PyGuarantee)> {
+    let sensitivities = sensitivities
+        .map(|s| vec_f64("sensitivities", s))
+        .transpose()?;
+    let a = SelArgs {
+        mechanism,
+        epsilon,
+        sensitivity,
+        monotonic,
+        goal,
+        neighbours,
+        delta,
+        sensitivities,
+        beta,
+    };
+    let mut rng = rng_from(seed)?;
+    // With `budget`, the mechanism (inputs validated) is charged before it selects.
+    let charge = |m: &Prepared| budget::charge(budget, store.as_deref(), m.guarantee(), "select");
+    // Small contiguous float64 arrays are read in place while holding the GIL (no copy); large
+    // inputs are copied and the GIL is released while the core selects.
+    if let Ok(a64) = scores.cast::<PyArray1<f64>>() {
+        if a64.len() < DETACH_AT {
+            if let Ok(ro) = a64.try_readonly() {
+                if let Ok(slice) = ro.as_slice() {
+                    let m = build(slice, &a)?;
+                    charge(&m)?;
+                    let (i, spent) = select_one(&m, &mut rng)?;
+                    return Ok((i, g(spent)));
+                }
+            }
+        }
+    }
+    let scores = vec_f64("scores", scores)?;
+    let m = if scores.len() >= DETACH_AT {
+        py.detach(|| build(&scores, &a))?
+    } else {
+        build(&scores, &a)?
+    };
+    charge(&m)?;
+    let (i, spent) = if scores.len() >= DETACH_AT {
+        py.detach(|| select_one(&m, &mut rng))?
+    } else {
+        select_one(&m, &mut rng)?
+    };
+    Ok((i, g(spent)))
+}
+
+/// NOT PRIVATE: the exact selection probabilities of the implemented mechanism on the raw
+/// scores (no noise, no guarantee). Wrapped by `dptune.nonprivate_selection_probabilities`,
+/// which labels the result.
+#[pyfunction]
+#[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
+    goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn _selection_probabilities<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    epsilon: f64,
+    mechanism: &str,
+    sensitivity: f64,
+    monotonic: bool,
+    goal: &str,
+    neighbours: &str,
+    delta: Option<f64>,
+    sensitivities: Option<&Bound<'py, PyAny>>,
+    beta: f64,
+) -> R<Bound<'py, PyArray1<f64>>> {
+    let scores = vec_f64("scores", scores)?;
+    let sensitivities = sensitivities
+        .map(|s| vec_f64("sensitivities", s))
+        .transpose()?;
+    let a = SelArgs {
+        mechanism,
+        epsilon,
+        sensitivity,
+        monotonic,
+        goal,
+        neighbours,
+        delta,
+        sensitivities,
+        beta,
+    };
+    let p = build(&scores, &a)?.probabilities().py()?;
+    Ok(PyArray1::from_vec(py, p))
+}
+
+/// The release-schema violations of a Python result: `paths` are the released attribute paths
+/// of `command`'s result (`"python tune"`, `"python PrivateLogisticRegression"`), checked
+/// against the one declaration in `dptune::release_schema`; an empty list means every field
+/// is declared.
+#[pyfunction]
+pub(crate) fn _release_violations(command: &str, paths: Vec<String>) -> R<Vec<String>> {
+    let schema = dptune::release_schema::schema(command)
+        .ok_or_else(|| invalid("command", command, "has no release schema"))?;
+    let seen = paths.iter().map(|p| dptune::release_schema::Seen {
+        path: p,
+        labelled: false,
+    });
+    Ok(schema
+        .check(seen, &[])
+        .iter()
+        .map(ToString::to_string)
+        .collect())
+}
+
+/// What one selection costs (computed from public parameters on a dummy score vector).
+#[pyfunction]
+#[pyo3(signature = (epsilon, *, mechanism="exponential", neighbours="add-remove", delta=None,
+    k=None))]
+pub(crate) fn selection_cost(
+    epsilon: f64,
+    mechanism: &str,
+    neighbours: &str,
+    delta: Option<f64>,
+    k: Option<&Bound<'_, PyAny>>,
+) -> R<PyGuarantee> {
+    let k = k.map_or(Ok(1), |k| limits::size_arg("k", k))?;
+    limits::check_size("k", k, 8)?;
+    let k = usize::try_from(k).map_err(|_| invalid("k", k, "too large for this platform"))?;
+    let dummy = vec![0.0; k.max(1) + 1];
+    if mechanism == "top-k" || mechanism == "top-k-gumbel" {
+        let m = if mechanism == "top-k" {
+            TopKMethod::PermuteAndFlip
+        } else {
+            TopKMethod::Gumbel
+        };
+        let nb = self::neighbours(neighbours)?;
+        let t = NoisyTopK::new(
+            &dummy,
+            Goal::Maximize,
+            Sensitivity::general(1.0).py()?,
+            epsilon,
+            k,
+            m,
+            nb,
+        )
+        .py()?;
+        return Ok(g(t.guarantee().clone()));
+    }
+    let a = SelArgs {
+        mechanism,
+        epsilon,
+        sensitivity: 1.0,
+        monotonic: false,
+        goal: "maximize",
+        neighbours,
+        delta,
+        sensitivities: None,
+        beta: 0.1,
+    };
+    Ok(g(build(&dummy, &a)?.guarantee().clone()))
+}
+
+/// Noisy top-k: (indices as int64 array, guarantee).
+#[pyfunction]
+#[pyo3(signature = (scores, epsilon, k, *, method="permute-and-flip", sensitivity=1.0,
+    monotonic=false, goal="maximize", neighbours="add-remove", seed=None, budget=None, store=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn top_k<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    epsilon: f64,
+    k: usize,
+    method: &str,
+    sensitivity: f64,
+    monotonic: bool,
+    goal: &str,
+    neighbours: &str,
+    seed: Option<Seed<'_>>,
+    budget: Option<&str>,
+    store: Option<PathBuf>,
+) -> R<(Bound<'py, PyArray1<i64>>, PyGuarantee)> {
+    let scores = vec_f64("scores", scores)?;
+    no_nan_scores(&scores)?;
+    let m = match method {
+        "permute-and-flip" => TopKMethod::PermuteAndFlip,
+        "gumbel" => TopKMethod::Gumbel,
+        _ => {
+            return Err(invalid(
+                "method",
+                method,
+                "expected \"permute-and-flip\" or \"gumbel\"",
+            ))
+        }
+    };
+    let t = NoisyTopK::new(
+        &scores,
+        self::goal(goal)?,
+        Sensitivity::new(sensitivity, monotonic).py()?,
+        epsilon,
+        k,
+        m,
+        self::neighbours(neighbours)?,
+    )
+    .py()?;
+    let mut rng = rng_from(seed)?;
+    budget::charge(budget, store.as_deref(), t.guarantee(), "top_k")?;
+    let r = t.select(&mut rng);
+    let idx: Vec<i64> = r.value.iter().map(|&i| i as i64).collect();
+    Ok((PyArray1::from_vec(py, idx), g(r.spent)))
+}
+
+/// Times `repeats` selections in Rust alone (construct + select each time), for the overhead
+/// benchmark: returns nanoseconds per call.
+#[pyfunction]
+#[pyo3(signature = (scores, epsilon, repeats, *, mechanism="exponential", sensitivity=1.0, seed=0))]
+pub(crate) fn _time_select_rust(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    epsilon: f64,
+    repeats: u32,
+    mechanism: &str,
+    sensitivity: f64,
+    seed: u64,
+) -> R<f64> {
+    let scores = vec_f64("scores", scores)?;
+    let a = SelArgs {
+        mechanism,
+        epsilon,
+        sensitivity,
+        monotonic: false,
+        goal: "maximize",
+        neighbours: "add-remove",
+        delta: Some(1e-6),
+        sensitivities: None,
+        beta: 0.1,
+    };
+    let n = repeats.max(1);
+    py.detach(|| -> R<f64> {
+        let start = std::time::Instant::now();
+        let mut acc = 0usize;
+        for i in 0..n {
+            let mut rng = SecureRng::seeded(seed.wrapping_add(i as u64));
+            acc ^= select_one(&build(&scores, &a)?, &mut rng)?.0;
+        }
+        std::hint::black_box(acc);
+        Ok(start.elapsed().as_nanos() as f64 / n as f64)
+    })
+}
+
+/// Adds this file's classes and functions to the module `dptune._core`.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(select_index, m)?)?;
+    m.add_function(wrap_pyfunction!(_selection_probabilities, m)?)?;
+    m.add_function(wrap_pyfunction!(selection_cost, m)?)?;
+    m.add_function(wrap_pyfunction!(_release_violations, m)?)?;
+    m.add_function(wrap_pyfunction!(top_k, m)?)?;
+    m.add_function(wrap_pyfunction!(_time_select_rust, m)?)?;
+    Ok(())
+}
