@@ -256,7 +256,10 @@ impl TailAverage {
     fn finish(self, params: &mut [f64]) {
         if self.count > 0 {
             let n = self.count as f64;
-            params.iter_mut().zip(&self.sum).for_each(|(w, a)| *w = a / n);
+            params
+                .iter_mut()
+                .zip(&self.sum)
+                .for_each(|(w, a)| *w = a / n);
         }
     }
 }
