@@ -424,7 +424,7 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
             "delta": args.delta,
             "eps_select": args.eps_select,
             "eps_predict": args.eps_predict,
-            "neighbours": "replace_one",
+            "neighbours": release.spent.neighbours(),
             "guarantee": release.spent,
         },
         "selection": {

@@ -203,6 +203,17 @@ impl Guarantee {
             .reduce(f64::min)
     }
 
+    /// (ε, δ) of a guarantee that is one pure or (ε, δ) bound and nothing else (pure read as
+    /// δ = 0): what [`Guarantee::approx`] builds. `None` for any other guarantee. For
+    /// allowances that a mechanism calibrates in (ε, δ) (it must not guess from a richer one).
+    pub fn as_approx(&self) -> Option<(f64, f64)> {
+        match (self.bounds.as_slice(), &self.pld) {
+            ([Bound::Pure { eps }], None) => Some((*eps, 0.0)),
+            ([Bound::Approx { eps, delta }], None) => Some((*eps, *delta)),
+            _ => None,
+        }
+    }
+
     /// The smallest ρ this guarantee implies, from a zCDP bound or a pure one (ε²/2).
     pub fn zcdp_rho(&self) -> Option<f64> {
         self.bounds
