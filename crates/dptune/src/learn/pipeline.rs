@@ -583,30 +583,7 @@ fn plain_fit<L: Learner<Data = Dataset, Model = Model>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Public synthetic data: label 1 when x0 > x1.
-    fn toy(n: usize) -> Dataset {
-        let mut rng = SecureRng::seeded(1);
-        let mut x = Vec::new();
-        let mut y = Vec::new();
-        for _ in 0..n {
-            let (a, b) = (rng.unit_f64(), rng.unit_f64());
-            x.extend([a, b]);
-            y.push(if a > b { 1.0 } else { 0.0 });
-        }
-        let task = Task::Classification {
-            classes: vec!["no".into(), "yes".into()],
-        };
-        Dataset::new(
-            x,
-            y,
-            2,
-            2f64.sqrt().next_up(),
-            task,
-            vec!["a".into(), "b".into()],
-        )
-        .unwrap()
-    }
+    use crate::learn::testdata::toy;
 
     #[test]
     fn the_budget_is_split_and_checked_before_data() {
@@ -655,7 +632,7 @@ mod tests {
         // Everything after the count reads the data only through mechanisms: with the same
         // released count, D and D minus one record state identical guarantees. The check
         // rejects the old behaviour (a count read off the data): 1500 vs 1499 differ.
-        let d = toy(1500);
+        let d = toy(1500, 0.0, 1);
         let d1 = d.select(&(0..1499).collect::<Vec<_>>());
         let plan = Plan::default_for(LearnerKind::DpSgdLogistic).unwrap();
         let budget = plan.budget().unwrap();

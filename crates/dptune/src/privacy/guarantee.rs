@@ -540,12 +540,12 @@ mod tests {
         let g = Guarantee::approx(1e300, 1e-5, AddRemove).unwrap();
         assert_eq!(
             g.to_string(),
-            "(eps, delta) = (1e300, 1e-5) [add/remove-one]"
+            "(eps, delta) = (1e300, 1e-5) [add_remove]"
         );
         let g = Guarantee::pure(1e-300, AddRemove).unwrap();
-        assert_eq!(g.to_string(), "eps = 1e-300 (pure) [add/remove-one]");
+        assert_eq!(g.to_string(), "eps = 1e-300 (pure) [add_remove]");
         let g = Guarantee::zcdp(0.125, Replace).unwrap();
-        assert_eq!(g.to_string(), "rho = 0.125 (zCDP) [replace-one]");
+        assert_eq!(g.to_string(), "rho = 0.125 (zCDP) [replace_one]");
         for (x, want) in [
             (0.0, "0"),
             (1.0, "1"),
