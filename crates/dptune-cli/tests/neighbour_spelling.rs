@@ -70,7 +70,8 @@ fn violation(text: &str, json: bool, want: &str) -> Option<String> {
 /// The checker rejects each wrong form it exists for (else the test below could not fail).
 #[test]
 fn the_check_rejects_every_other_spelling() {
-    let ok = r#"{"privacy": {"neighbours": "replace_one", "guarantee": {"neighbours": "replace_one"}}}"#;
+    let ok =
+        r#"{"privacy": {"neighbours": "replace_one", "guarantee": {"neighbours": "replace_one"}}}"#;
     assert_eq!(violation(ok, true, "replace_one"), None);
     for bad in [
         r#"{"neighbours": "replace"}"#,
@@ -78,13 +79,16 @@ fn the_check_rejects_every_other_spelling() {
         r#"{"neighbours": "add/remove-one"}"#,
         r#"{"privacy": {"neighbours": "add_remove"}}"#, // the other relation
         r#"{"neighbours": "add_remove", "g": "eps = 1 (pure) [add/remove-one]"}"#,
-        r#"{"epsilon": 1}"#, // states no relation
+        r#"{"epsilon": 1}"#,                               // states no relation
         r#"{"guarantee": "eps = 1 (pure) [add_remove]"}"#, // the other relation, as text
     ] {
         assert!(violation(bad, true, "replace_one").is_some(), "{bad}");
     }
     assert!(violation("privacy (add/remove-one neighbours)", false, "add_remove").is_some());
-    assert_eq!(violation("privacy (add_remove neighbours)", false, "add_remove"), None);
+    assert_eq!(
+        violation("privacy (add_remove neighbours)", false, "add_remove"),
+        None
+    );
 }
 
 const SCHEMA: &str = "[label]\nkind = \"class\"\ncolumn = \"y\"\nvalues = [\"no\", \"yes\"]\n\
@@ -178,7 +182,10 @@ fn every_output_spells_the_relation_add_remove_or_replace_one() {
                 panic!("{args:?}: {why}\n{text}");
             }
             // Progress and messages on stderr speak the same vocabulary.
-            assert!(violation(&stderr, false, want).is_none(), "{args:?}: {stderr}");
+            assert!(
+                violation(&stderr, false, want).is_none(),
+                "{args:?}: {stderr}"
+            );
         }
     }
     // `budget list` states both relations, each spelled one way.

@@ -227,7 +227,10 @@ fn split_tune_final_is_parallel() {
         &TuneOptions::default(),
         &mut rng,
     );
-    assert!(matches!(greedy, Err(Error::BudgetExceeded { .. })), "{greedy:?}");
+    assert!(
+        matches!(greedy, Err(Error::BudgetExceeded { .. })),
+        "{greedy:?}"
+    );
 }
 
 #[test]

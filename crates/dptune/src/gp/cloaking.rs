@@ -550,13 +550,24 @@ mod tests {
         ));
         let mut rng = SecureRng::seeded(4);
         assert!(matches!(
-            hall_predictions(&x, &y, range, k, &xs, &add_remove, HallBound::Exact, &mut rng),
+            hall_predictions(
+                &x,
+                &y,
+                range,
+                k,
+                &xs,
+                &add_remove,
+                HallBound::Exact,
+                &mut rng
+            ),
             Err(Error::NeighboursMismatch { .. })
         ));
         for other in [
             Guarantee::pure(1.0, Neighbours::Replace).unwrap(),
             Guarantee::zcdp(0.1, Neighbours::Replace).unwrap(),
-            ok.clone().and(Guarantee::zcdp(0.1, Neighbours::Replace).unwrap()).unwrap(),
+            ok.clone()
+                .and(Guarantee::zcdp(0.1, Neighbours::Replace).unwrap())
+                .unwrap(),
         ] {
             match run(&other) {
                 Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, "allowance"),

@@ -393,7 +393,6 @@ impl<'a> Problem<'a> {
 mod tests {
     use super::*;
     use crate::learn::testdata::toy;
-    use crate::noise::SecureRng;
 
     fn dist(a: &[f64], b: &[f64]) -> f64 {
         a.iter()

@@ -243,7 +243,8 @@ impl Plan {
             ));
         }
         let half = delta / 2.0;
-        let fits = |t: u64| -> Result<bool> { Ok(capped_delta(&self.method, t, eps, half)? <= delta) };
+        let fits =
+            |t: u64| -> Result<bool> { Ok(capped_delta(&self.method, t, eps, half)? <= delta) };
         if !fits(cap)? {
             let mut hi = cap.max(1);
             while !fits(hi)? {

@@ -538,10 +538,7 @@ mod tests {
     #[test]
     fn display_keeps_numbers_short_and_nonzero() {
         let g = Guarantee::approx(1e300, 1e-5, AddRemove).unwrap();
-        assert_eq!(
-            g.to_string(),
-            "(eps, delta) = (1e300, 1e-5) [add_remove]"
-        );
+        assert_eq!(g.to_string(), "(eps, delta) = (1e300, 1e-5) [add_remove]");
         let g = Guarantee::pure(1e-300, AddRemove).unwrap();
         assert_eq!(g.to_string(), "eps = 1e-300 (pure) [add_remove]");
         let g = Guarantee::zcdp(0.125, Replace).unwrap();

@@ -260,7 +260,12 @@ pub struct CompositionAccount {
 impl CompositionAccount {
     /// The report of `guarantee`, the composition of `spec` on a loss grid of width `interval`
     /// ([`ComposeSpec::guarantee`]), at `delta`.
-    pub fn new(spec: &ComposeSpec, guarantee: &Guarantee, delta: f64, interval: f64) -> Result<Self> {
+    pub fn new(
+        spec: &ComposeSpec,
+        guarantee: &Guarantee,
+        delta: f64,
+        interval: f64,
+    ) -> Result<Self> {
         let (epsilon, route) = guarantee.epsilon_route(delta)?;
         finite(epsilon, "delta", delta, "of the composition")?;
         Ok(Self {
@@ -322,8 +327,8 @@ mod tests {
 
     #[test]
     fn an_infinite_epsilon_is_refused_naming_the_input() {
-        // z = 0.05 over 10⁴ full-batch steps: the RDP ε is infinite in f64.
-        let e = DpsgdAccount::new(1.0, 0.05, 10_000, 1e-5, 1e-4);
+        // z = 1e-200, one full-batch step: the RDP ε (≈ α/(2z²)) overflows to +∞.
+        let e = DpsgdAccount::new(1.0, 1e-200, 1, 1e-5, 1e-4);
         match e {
             Err(Error::InvalidParameter { name, reason, .. }) => {
                 assert_eq!(name, "noise_multiplier");

@@ -67,13 +67,12 @@ where
         return Ok(None);
     };
     let final_data = data.select(&outer.second);
-    let fitted =
-        final_fit(&best.config, &final_data, allowance, rng).map_err(|e| match e {
-            Error::InvalidParameter { .. } => Error::NoRelease {
-                reason: format!("the chosen configuration could not be fitted: {e}"),
-            },
-            other => other,
-        })?;
+    let fitted = final_fit(&best.config, &final_data, allowance, rng).map_err(|e| match e {
+        Error::InvalidParameter { .. } => Error::NoRelease {
+            reason: format!("the chosen configuration could not be fitted: {e}"),
+        },
+        other => other,
+    })?;
     Ledger::new(allowance.clone())?.charge(&fitted.spent)?;
     let with_approx = |g: &Guarantee| -> Result<Guarantee> {
         let eps = g.epsilon(delta)?;

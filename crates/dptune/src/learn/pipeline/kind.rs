@@ -101,4 +101,3 @@ pub(super) fn dpsgd(kind: LearnerKind, records: Option<f64>) -> Result<DpSgd> {
         _ => DpSgd::linear(records),
     })
 }
-
