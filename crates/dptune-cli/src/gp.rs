@@ -505,9 +505,10 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     );
     let _ = writeln!(
         human,
-        "  privacy:      (ε = {}, δ = {}) replace-one = selection ε {} + predictions (ε {}, δ {})",
+        "  privacy:      (ε = {}, δ = {}) {} = selection ε {} + predictions (ε {}, δ {})",
         fmt_param(eps),
         fmt_param(args.delta),
+        release.spent.neighbours(),
         fmt_param(args.eps_select),
         fmt_param(args.eps_predict),
         fmt_param(args.delta)
