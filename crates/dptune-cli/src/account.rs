@@ -18,15 +18,16 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use dptune::privacy::pld::{calibrate_dpsgd_noise, dpsgd_pld, ComposeSpec, PldConfig};
-
-use dptune::privacy::convert::{rdp_epsilon, zcdp_epsilon_at_order};
-use dptune::privacy::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
-use dptune::privacy::gaussian::{
-    classic_gaussian_sigma, gaussian_curve, gaussian_epsilon, gaussian_sigma,
+use dptune::privacy::pld::ComposeSpec;
+use dptune::privacy::report::{
+    pld_config, CompositionAccount, DpsgdAccount, DpsgdCalibration, GaussianAccount,
+    GaussianCalibration, ZcdpAccount,
 };
 
-use dptune::error::{check_non_negative, check_positive};
+use dptune::privacy::dpsgd::dpsgd_curve;
+use dptune::privacy::gaussian::gaussian_curve;
+
+use dptune::error::check_non_negative;
 use dptune::privacy::repeat::Repeats;
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::tune::{tuning_cost, Method};
@@ -385,154 +386,90 @@ fn repeat(a: &RepeatArgs) -> Result<Report, Failure> {
     Ok(Report { json, human })
 }
 
+/// The report `r` in both forms: its JSON and `human`, the text a person reads.
+fn report(r: &impl serde::Serialize, human: String) -> Result<Report, Failure> {
+    let json = serde_json::to_value(r)
+        .map_err(|e| Failure::input(format!("cannot render the report: {e}")))?;
+    Ok(Report { json, human })
+}
+
 fn gaussian(z: f64, sensitivity: f64, delta: f64) -> Result<Report, Failure> {
-    // The library validates σ = z·Δ; z itself is checked under its flag's name.
-    check_positive("noise_multiplier", z)?;
-    let sigma = z * sensitivity;
-    let rdp = rdp_epsilon(&gaussian_curve(sigma, sensitivity)?, delta)?;
-    finite(rdp.eps, "via RDP")?;
-    let epsilon = gaussian_epsilon(sigma, sensitivity, delta)?;
-    let json = json!({
-        "mechanism": "gaussian",
-        "noise_multiplier": z,
-        "sensitivity": sensitivity,
-        "sigma": sigma,
-        "delta": delta,
-        "epsilon": epsilon,
-        "epsilon_rdp": rdp.eps,
-        "order": rdp.order,
-    });
+    let r = GaussianAccount::new(z, sensitivity, delta)?;
     let human = format!(
         "Gaussian mechanism: noise multiplier {}, sensitivity {}, delta {}\n  \
          epsilon (exact, Balle-Wang 2018 Thm 8): {}\n  \
          epsilon via RDP (CKS20, continuous orders): {} at order {}",
-        fmt_param(z),
-        fmt_param(sensitivity),
-        fmt_param(delta),
-        fmt_param(epsilon),
-        fmt_param(rdp.eps),
-        fmt_param(rdp.order),
+        fmt_param(r.noise_multiplier),
+        fmt_param(r.sensitivity),
+        fmt_param(r.delta),
+        fmt_param(r.epsilon),
+        fmt_param(r.epsilon_rdp),
+        fmt_param(r.order),
     );
-    Ok(Report { json, human })
+    report(&r, human)
 }
 
 fn calibrate(eps: f64, delta: f64, sensitivity: f64) -> Result<Report, Failure> {
-    let sigma = gaussian_sigma(eps, delta, sensitivity)?;
-    let classic = classic_gaussian_sigma(eps, delta, sensitivity)?;
-    let valid = eps < 1.0;
-    let json = json!({
-        "mechanism": "gaussian",
-        "epsilon": eps,
-        "delta": delta,
-        "sensitivity": sensitivity,
-        "sigma": sigma,
-        "sigma_classic": classic,
-        "sigma_classic_note": "comparison only: Dwork-Roth 2014 Thm A.1, proven only for epsilon < 1",
-        "sigma_classic_valid": valid,
-    });
+    let r = GaussianCalibration::new(eps, delta, sensitivity)?;
     let human = format!(
         "Gaussian calibration for ({}, {})-DP, sensitivity {}\n  \
          sigma (analytic, Balle-Wang 2018 Thm 8): {}\n  \
          comparison only: classic sigma (Dwork-Roth A.1{}): {}",
-        fmt_param(eps),
-        fmt_param(delta),
-        fmt_param(sensitivity),
-        fmt_param(sigma),
-        if valid {
+        fmt_param(r.epsilon),
+        fmt_param(r.delta),
+        fmt_param(r.sensitivity),
+        fmt_param(r.sigma),
+        if r.sigma_classic_valid {
             ""
         } else {
             ", NOT valid for epsilon >= 1"
         },
-        fmt_param(classic),
+        fmt_param(r.sigma_classic),
     );
-    Ok(Report { json, human })
-}
-
-fn config(interval: f64) -> PldConfig {
-    PldConfig {
-        interval,
-        ..PldConfig::default()
-    }
+    report(&r, human)
 }
 
 fn dpsgd(q: f64, z: f64, steps: u64, delta: f64, interval: f64) -> Result<Report, Failure> {
     let progress = Progress::new("dptune account dpsgd");
     progress.stage("accounting");
-    let curve = dpsgd_curve(q, z, steps)?;
-    let cont = rdp_epsilon(&curve, delta)?;
-    // An infinite RDP epsilon is refused before the PLD is built for these inputs.
-    finite(cont.eps, "via RDP")?;
-    let grid = dpsgd_epsilon_grid(q, z, steps, delta)?;
-    let pld = dpsgd_pld(q, z, steps, config(interval))?;
-    let eps_pld = finite(pld.epsilon(delta)?, "by PLD")?;
-    let json = json!({
-        "mechanism": "dpsgd",
-        "sampling_rate": q,
-        "noise_multiplier": z,
-        "steps": steps,
-        "delta": delta,
-        "neighbours": "add_remove",
-        "epsilon": eps_pld,
-        "route": "pld",
-        "epsilon_pld": eps_pld,
-        "interval": interval,
-        "epsilon_rdp": cont.eps,
-        "order": cont.order,
-        "epsilon_default_grid": grid.eps,
-        "order_default_grid": grid.order,
-    });
+    let r = DpsgdAccount::new(q, z, steps, delta, interval)?;
     let human = format!(
-        "DP-SGD (Poisson sampling, add/remove-one): q = {}, noise multiplier {}, {} steps, delta {}\n  \
+        "DP-SGD (Poisson sampling, {}): q = {}, noise multiplier {}, {} steps, delta {}\n  \
          epsilon (privacy loss distribution, grid {}): {}\n  \
          epsilon via RDP (exact subsampled-Gaussian RDP, CKS20, continuous orders): {} at order {}\n  \
          epsilon via RDP on dp_accounting's default order grid: {} at order {}",
-        fmt_param(q),
-        fmt_param(z),
-        steps,
-        fmt_param(delta),
-        fmt_param(interval),
-        fmt_param(eps_pld),
-        fmt_param(cont.eps),
-        fmt_param(cont.order),
-        fmt_param(grid.eps),
-        fmt_param(grid.order),
+        r.neighbours,
+        fmt_param(r.sampling_rate),
+        fmt_param(r.noise_multiplier),
+        r.steps,
+        fmt_param(r.delta),
+        fmt_param(r.interval),
+        fmt_param(r.epsilon_pld),
+        fmt_param(r.epsilon_rdp),
+        fmt_param(r.order),
+        fmt_param(r.epsilon_default_grid),
+        fmt_param(r.order_default_grid),
     );
-    Ok(Report { json, human })
+    report(&r, human)
 }
 
 fn calibrate_dpsgd(q: f64, steps: u64, eps: f64, delta: f64) -> Result<Report, Failure> {
     let progress = Progress::new("dptune account calibrate-dpsgd");
     progress.stage("calibrating");
-    // Validate with the flags' names before the search.
-    dpsgd_curve(q, 1.0, steps)?;
-    let z = calibrate_dpsgd_noise(q, steps, eps, delta)?;
-    let reached = dpsgd_pld(q, z, steps, PldConfig::default())?.epsilon(delta)?;
-    let rdp = rdp_epsilon(&dpsgd_curve(q, z, steps)?, delta)?.eps;
-    let json = json!({
-        "mechanism": "dpsgd",
-        "sampling_rate": q,
-        "steps": steps,
-        "epsilon": eps,
-        "delta": delta,
-        "neighbours": "add_remove",
-        "noise_multiplier": z,
-        "route": "pld",
-        "epsilon_pld": reached,
-        "epsilon_rdp": rdp,
-    });
+    let r = DpsgdCalibration::new(q, steps, eps, delta)?;
     let human = format!(
         "DP-SGD calibration for ({}, {})-DP: q = {}, {} steps\n  \
          noise multiplier (privacy loss distribution): {}\n  \
          at it: epsilon by PLD {}, via RDP {}",
-        fmt_param(eps),
-        fmt_param(delta),
-        fmt_param(q),
-        steps,
-        fmt_param(z),
-        fmt_param(reached),
-        fmt_param(rdp),
+        fmt_param(r.epsilon),
+        fmt_param(r.delta),
+        fmt_param(r.sampling_rate),
+        r.steps,
+        fmt_param(r.noise_multiplier),
+        fmt_param(r.epsilon_pld),
+        fmt_param(r.epsilon_rdp),
     );
-    Ok(Report { json, human })
+    report(&r, human)
 }
 
 fn read_spec(file: &std::path::Path) -> Result<ComposeSpec, Failure> {
@@ -546,27 +483,17 @@ fn compose(file: &std::path::Path, interval: f64) -> Result<Report, Failure> {
     let progress = Progress::new("dptune account compose");
     progress.stage("composing");
     let spec = read_spec(file)?;
-    let g = spec.guarantee(config(interval))?;
-    let (epsilon, route) = g.epsilon_route(spec.delta)?;
-    finite(epsilon, "of the composition")?;
-    let eps_pld = g.pld().map(|p| p.epsilon(spec.delta)).transpose()?;
-    let json = json!({
-        "parts": spec.parts.len(),
-        "delta": spec.delta,
-        "neighbours": spec.neighbours()?,
-        "epsilon": epsilon,
-        "route": route,
-        "epsilon_pld": eps_pld,
-        "interval": interval,
-    });
+    let g = spec.guarantee(pld_config(interval))?;
+    let r = CompositionAccount::new(&spec, &g, spec.delta, interval)?;
     let human = format!(
-        "Composition of {} part(s) ({}), delta {}\n  epsilon: {} (route: {route})",
-        spec.parts.len(),
-        spec.neighbours()?,
-        fmt_param(spec.delta),
-        fmt_param(epsilon),
+        "Composition of {} part(s) ({}), delta {}\n  epsilon: {} (route: {})",
+        r.parts,
+        r.neighbours,
+        fmt_param(r.delta),
+        fmt_param(r.epsilon),
+        r.route,
     );
-    Ok(Report { json, human })
+    report(&r, human)
 }
 
 fn profile(
@@ -590,7 +517,7 @@ fn profile(
     let progress = Progress::new("dptune account profile");
     progress.stage("composing");
     let spec = read_spec(file)?;
-    let g = spec.guarantee(config(interval))?;
+    let g = spec.guarantee(pld_config(interval))?;
     let pld = g
         .pld()
         .ok_or_else(|| Failure::input("the composition has no privacy loss distribution"))?;
@@ -650,20 +577,13 @@ fn profile(
 }
 
 fn zcdp(rho: f64, delta: f64) -> Result<Report, Failure> {
-    let r = zcdp_epsilon_at_order(rho, delta)?;
-    finite(r.eps, "of this zCDP bound")?;
-    let json = json!({
-        "rho": rho,
-        "delta": delta,
-        "epsilon": r.eps,
-        "order": r.order,
-    });
+    let r = ZcdpAccount::new(rho, delta)?;
     let human = format!(
         "rho-zCDP with rho = {}, delta {}\n  epsilon (CKS20, optimal order {}): {}",
-        fmt_param(rho),
-        fmt_param(delta),
+        fmt_param(r.rho),
+        fmt_param(r.delta),
         fmt_param(r.order),
-        fmt_param(r.eps),
+        fmt_param(r.epsilon),
     );
-    Ok(Report { json, human })
+    report(&r, human)
 }

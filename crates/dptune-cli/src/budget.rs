@@ -9,12 +9,13 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
 use dptune::budget::{neighbours_name, store_path, ChargeRecord, Status, Store};
 use dptune::privacy::{Guarantee, Neighbours};
 
+use crate::flags::NeighboursArg;
 use crate::report::{fmt_param, Failure, Report};
 
 /// The store option shared by every budget subcommand.
@@ -81,14 +82,6 @@ impl BudgetCharge {
     }
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum NeighboursArg {
-    /// Add or remove one record (the dataset size is private).
-    AddRemove,
-    /// Replace one record (the dataset size is public).
-    ReplaceOne,
-}
-
 /// Persistent privacy budgets shared by runs and processes.
 #[derive(Args)]
 pub struct BudgetArgs {
@@ -146,10 +139,7 @@ pub fn run(args: BudgetArgs) -> Result<Report, Failure> {
             store,
         } => {
             let path = store.path()?;
-            let n = match neighbours {
-                NeighboursArg::AddRemove => Neighbours::AddRemove,
-                NeighboursArg::ReplaceOne => Neighbours::Replace,
-            };
+            let n = Neighbours::from(neighbours);
             let st = Store::open_or_create(&path)?.create(&name, epsilon, delta, n)?;
             let (json, human) = status(&st, &path);
             Ok(Report {

@@ -10,10 +10,14 @@
 //!   name, value and reason are reassembled around the flag.
 //! * Value-dependent refusals (a flag that another flag's value makes meaningless) are written
 //!   with [`ignored`], so that every such message reads the same.
+//! * The neighbour relation is typed as it is printed (`add_remove`, `replace_one`:
+//!   [`NeighboursArg`]), with the dash spellings of earlier releases kept as hidden aliases so
+//!   that existing scripts keep working.
 
 use std::sync::OnceLock;
 
-use clap::{ArgMatches, Command, CommandFactory};
+use clap::{ArgMatches, Command, CommandFactory, ValueEnum};
+use dptune::privacy::Neighbours;
 use dptune::Error;
 
 use crate::report::{fmt_param, Failure};
@@ -55,6 +59,26 @@ const DERIVED: &[(&str, &str, &str)] = &[
     ("study", "mean", "--mean-runs"),
     ("study", "sensitivity", "--n and --bound"),
 ];
+
+/// Neighbour relation on the command line, spelled as every output spells it.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum NeighboursArg {
+    /// Add or remove one record (the dataset size is private).
+    #[value(name = "add_remove", alias = "add-remove")]
+    AddRemove,
+    /// Replace one record (the dataset size is public).
+    #[value(name = "replace_one", aliases = ["replace-one", "replace"])]
+    ReplaceOne,
+}
+
+impl From<NeighboursArg> for Neighbours {
+    fn from(a: NeighboursArg) -> Self {
+        match a {
+            NeighboursArg::AddRemove => Neighbours::AddRemove,
+            NeighboursArg::ReplaceOne => Neighbours::Replace,
+        }
+    }
+}
 
 /// The command line with negative numbers accepted as values of every option that takes one.
 pub fn command(cmd: Command) -> Command {

@@ -424,7 +424,7 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
             "delta": args.delta,
             "eps_select": args.eps_select,
             "eps_predict": args.eps_predict,
-            "neighbours": "replace_one",
+            "neighbours": release.spent.neighbours(),
             "guarantee": release.spent,
         },
         "selection": {
@@ -505,9 +505,10 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     );
     let _ = writeln!(
         human,
-        "  privacy:      (ε = {}, δ = {}) replace-one = selection ε {} + predictions (ε {}, δ {})",
+        "  privacy:      (ε = {}, δ = {}) {} = selection ε {} + predictions (ε {}, δ {})",
         fmt_param(eps),
         fmt_param(args.delta),
+        release.spent.neighbours(),
         fmt_param(args.eps_select),
         fmt_param(args.eps_predict),
         fmt_param(args.delta)

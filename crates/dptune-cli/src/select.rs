@@ -6,22 +6,13 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use dptune::data::load_scores;
 use dptune::noise::SecureRng;
-use dptune::privacy::{Bound, Guarantee, Neighbours};
+use dptune::privacy::{Bound, Guarantee};
 use dptune::select::{Goal, L2Sensitivity, Mechanism, Selection, Spec, TopKMethod};
 use dptune::Error;
 use serde_json::{json, Value};
 
-use crate::flags::ignored;
+use crate::flags::{ignored, NeighboursArg};
 use crate::report::{fmt_param, Failure, Report};
-
-/// Neighbour relation on the command line.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum NeighboursArg {
-    /// Add/remove one record.
-    AddRemove,
-    /// Replace one record.
-    Replace,
-}
 
 /// Top-k method on the command line.
 #[derive(Clone, Copy, ValueEnum)]
@@ -72,7 +63,7 @@ pub struct SelectArgs {
     #[arg(long)]
     l2_sensitivity: Option<f64>,
     /// Neighbour relation the sensitivity refers to.
-    #[arg(long, value_enum, default_value = "add-remove")]
+    #[arg(long, value_enum, default_value = "add_remove")]
     neighbours: NeighboursArg,
     /// Reproducible (NOT private against anyone who knows the seed); OS entropy otherwise.
     #[arg(long)]
@@ -242,10 +233,7 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     if a.minimize {
         spec.goal = Goal::Minimize;
     }
-    spec.neighbours = match a.neighbours {
-        NeighboursArg::AddRemove => Neighbours::AddRemove,
-        NeighboursArg::Replace => Neighbours::Replace,
-    };
+    spec.neighbours = a.neighbours.into();
     spec.monotonic = a.monotonic;
     spec.delta = a.delta;
     spec.l2 = match (a.l2_sensitivity, a.centred) {

@@ -393,8 +393,7 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     let mut plan = Plan::default_for(learner)?;
     plan.method = method(&a, &space)?;
     plan.space = space;
-    plan.epsilon = a.epsilon;
-    plan.delta = a.delta;
+    plan.allowance = Guarantee::approx(a.epsilon, a.delta, learner.neighbours())?;
     plan.fractions = Fractions {
         tune: a.tune_fraction,
         train: a.train_fraction,
@@ -418,7 +417,7 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     progress.stage("reading data");
     let (name, data, test) = load_data(&a)?;
     a.force.check(&plan.resources(&data))?;
-    a.budget.charge("tune", &plan.outer()?)?;
+    a.budget.charge("tune", &plan.allowance)?;
     let mut rng = match a.seed {
         Some(s) => SecureRng::seeded(s),
         None => SecureRng::from_os()?,
@@ -541,7 +540,7 @@ fn render(
     o: &Outcome,
     comparison: Option<dptune::tune::baseline::Scored>,
 ) -> Result<Report, Failure> {
-    let d = plan.delta;
+    let (_, d) = plan.epsilon_delta()?;
     let (e_tune, e_final, e_total) = (
         eps_at(&o.reported.tuning, d)?,
         eps_at(&o.reported.final_fit, d)?,
@@ -561,7 +560,7 @@ fn render(
     let mut privacy = json!({
         "epsilon": e_total,
         "delta": d,
-        "neighbours": o.total.neighbours().to_string(),
+        "neighbours": o.total.neighbours(),
         "tuning": {
             "epsilon": e_tune,
             "delta": d,

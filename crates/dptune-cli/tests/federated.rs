@@ -89,7 +89,7 @@ fn default_output_holds_only_public_inputs_and_the_release() {
     let eps = v["privacy"]["epsilon"].as_f64().unwrap();
     assert!(eps > 0.0 && eps <= 2.0, "{eps}");
     assert_eq!(v["privacy"]["delta"].as_f64(), Some(1e-5));
-    assert_eq!(v["privacy"]["neighbours"], "replace");
+    assert_eq!(v["privacy"]["neighbours"], "replace_one");
     assert_eq!(v["privacy"]["colluders"].as_u64(), Some(0));
     assert!(v["privacy"]["assumption"]
         .as_str()

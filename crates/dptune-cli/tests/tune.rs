@@ -114,7 +114,7 @@ fn user_csv_with_schema_space_and_test_split() {
         "2",
     ]);
     assert!(v["test_accuracy"].as_f64().unwrap() > 0.7, "{v}");
-    assert_eq!(v["privacy"]["neighbours"], "replace-one");
+    assert_eq!(v["privacy"]["neighbours"], "replace_one");
     assert!(v.get("compare").is_none());
     let c = ok_json(&[
         "--data",

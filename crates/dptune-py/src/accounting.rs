@@ -5,54 +5,32 @@
 //! golden cases' `inputs`) from JSON text, and composed by [`ComposeSpec::guarantee`]: every
 //! part's closed-form bound together with its privacy loss distribution, so ε is the minimum
 //! over the valid routes and the winner is named, exactly as the CLI reports it. The reports
-//! are the CLI's JSON objects, built from the same library calls in the same order, so a
-//! number printed by `dptune account ... --json` and the one returned here are the same f64.
+//! are the library's report types ([`dptune::privacy::report`]) that the CLI prints with
+//! `--json`, built by the same functions, so a number printed by `dptune account ... --json`
+//! and the one returned here are the same f64.
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use dptune::privacy::convert::rdp_epsilon;
-use dptune::privacy::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
-use dptune::privacy::pld::{dpsgd_pld, ComposeSpec, Pld, PldConfig};
+use dptune::privacy::pld::{ComposeSpec, Pld};
+use dptune::privacy::report::{pld_config, CompositionAccount, DpsgdAccount};
 use dptune::privacy::Guarantee;
 
 use crate::errors::{invalid, IntoPy, R};
 use crate::guarantee::{g, PyGuarantee};
 use crate::input::vec_f64;
 
-/// dptune's default PLD grid with the loss-grid width `interval` (the CLI's `--interval`).
-fn config(interval: f64) -> PldConfig {
-    PldConfig {
-        interval,
-        ..PldConfig::default()
-    }
-}
-
-/// A JSON object as a Python dict (through `json.loads`, which reads the shortest round-trip
-/// decimals serde_json writes back to the same f64).
-fn to_dict<'py>(py: Python<'py>, value: &Value) -> R<Bound<'py, PyDict>> {
-    let obj = py
-        .import("json")?
-        .call_method1("loads", (value.to_string(),))?;
+/// A library report's JSON (`serde_json::to_value` of it: the CLI's `--json` object) as a
+/// Python dict, through `json.loads`, which reads the shortest round-trip decimals serde_json
+/// writes back to the same f64.
+fn to_dict<'py>(py: Python<'py>, report: serde_json::Result<Value>) -> R<Bound<'py, PyDict>> {
+    let text = report
+        .map_err(|e| invalid("report", "the library's", &e.to_string()))?
+        .to_string();
+    let obj = py.import("json")?.call_method1("loads", (text,))?;
     Ok(obj.cast_into::<PyDict>()?)
-}
-
-/// The CLI's refusal of an infinite ε (`report::finite`), as an `InvalidParameter`.
-fn finite(eps: f64, what: &str) -> R<f64> {
-    if eps.is_finite() {
-        Ok(eps)
-    } else {
-        Err(invalid(
-            "noise_multiplier",
-            "given",
-            &format!(
-                "the epsilon {what} is not finite at these inputs: they give no (epsilon, delta) \
-                 privacy guarantee (more noise, fewer steps, or a larger delta would)"
-            ),
-        ))
-    }
 }
 
 /// A composition of mechanisms (immutable): its guarantee with every route, and queries.
@@ -153,26 +131,10 @@ impl PyComposition {
     #[pyo3(signature = (delta=None))]
     fn report<'py>(&self, py: Python<'py>, delta: Option<f64>) -> R<Bound<'py, PyDict>> {
         let d = self.at(delta);
-        let (epsilon, route, eps_pld) = py
-            .detach(|| -> dptune::Result<_> {
-                let (epsilon, route) = self.guarantee.epsilon_route(d)?;
-                Ok((epsilon, route, self.pld().epsilon(d)?))
-            })
+        let report = py
+            .detach(|| CompositionAccount::new(&self.spec, &self.guarantee, d, self.interval))
             .py()?;
-        finite(epsilon, "of the composition")?;
-        let neighbours = self.spec.neighbours().py()?;
-        to_dict(
-            py,
-            &json!({
-                "parts": self.spec.parts.len(),
-                "delta": d,
-                "neighbours": neighbours,
-                "epsilon": epsilon,
-                "route": route,
-                "epsilon_pld": eps_pld,
-                "interval": self.interval,
-            }),
-        )
+        to_dict(py, serde_json::to_value(&report))
     }
     fn __repr__(&self) -> String {
         format!(
@@ -191,7 +153,7 @@ impl PyComposition {
 fn _compose_json(py: Python<'_>, text: &str, interval: f64) -> R<PyComposition> {
     let spec: ComposeSpec = serde_json::from_str(text)
         .map_err(|e| invalid("spec", "the given JSON", &format!("not a composition: {e}")))?;
-    let guarantee = py.detach(|| spec.guarantee(config(interval))).py()?;
+    let guarantee = py.detach(|| spec.guarantee(pld_config(interval))).py()?;
     Ok(PyComposition {
         spec,
         guarantee,
@@ -200,7 +162,7 @@ fn _compose_json(py: Python<'_>, text: &str, interval: f64) -> R<PyComposition> 
 }
 
 /// The object `dptune account dpsgd --json` prints: ε of `steps` DP-SGD steps (Poisson rate
-/// `sampling_rate`, noise multiplier `noise_multiplier`, add/remove-one) by PLD, with the RDP
+/// `sampling_rate`, noise multiplier `noise_multiplier`, add_remove) by PLD, with the RDP
 /// ε on continuous orders and on dp_accounting's default order grid beside it.
 #[pyfunction]
 #[pyo3(signature = (sampling_rate, noise_multiplier, steps, delta, *, interval=1e-4))]
@@ -212,35 +174,10 @@ fn dpsgd_account<'py>(
     delta: f64,
     interval: f64,
 ) -> R<Bound<'py, PyDict>> {
-    let (q, z) = (sampling_rate, noise_multiplier);
-    let curve = dpsgd_curve(q, z, steps).py()?;
-    let cont = py.detach(|| rdp_epsilon(&curve, delta)).py()?;
-    // An infinite RDP epsilon is refused before the PLD is built, as the CLI does.
-    finite(cont.eps, "via RDP")?;
-    let grid = py.detach(|| dpsgd_epsilon_grid(q, z, steps, delta)).py()?;
-    let eps_pld = py
-        .detach(|| dpsgd_pld(q, z, steps, config(interval))?.epsilon(delta))
+    let report = py
+        .detach(|| DpsgdAccount::new(sampling_rate, noise_multiplier, steps, delta, interval))
         .py()?;
-    finite(eps_pld, "by PLD")?;
-    to_dict(
-        py,
-        &json!({
-            "mechanism": "dpsgd",
-            "sampling_rate": q,
-            "noise_multiplier": z,
-            "steps": steps,
-            "delta": delta,
-            "neighbours": "add_remove",
-            "epsilon": eps_pld,
-            "route": "pld",
-            "epsilon_pld": eps_pld,
-            "interval": interval,
-            "epsilon_rdp": cont.eps,
-            "order": cont.order,
-            "epsilon_default_grid": grid.eps,
-            "order_default_grid": grid.order,
-        }),
-    )
+    to_dict(py, serde_json::to_value(&report))
 }
 
 /// Adds the accounting classes and functions to `_core`.

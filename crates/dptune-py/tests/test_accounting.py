@@ -147,7 +147,7 @@ def test_a_pure_part_can_win_the_route():
     assert c.route() == "pure" and c.epsilon() == 1.0
     assert c.epsilon_pld() > 1.0
     assert compose(spec).route() == "pld"
-    assert c.guarantee.neighbours == "replace-one"
+    assert c.guarantee.neighbours == "replace_one"
 
 
 # Issue 14's numbers (dp_accounting 0.6.0 PLD vs RDP), and the golden DP-SGD cases.

@@ -34,7 +34,7 @@ def test_selection_equals_the_rust_cli_for_the_same_seed(mechanism):
 def test_selection_guarantee_and_probabilities():
     i, g = dptune.select(SCORES, 1.0, seed=3)
     assert 0 <= i < len(SCORES)
-    assert g.pure_epsilon == 1.0 and g.rho == 0.125 and "add/remove" in g.neighbours
+    assert g.pure_epsilon == 1.0 and g.rho == 0.125 and g.neighbours == "add_remove"
     diag = dptune.nonprivate_selection_probabilities(SCORES, 1.0, sensitivity=0.1)
     p = diag.value
     assert isinstance(p, np.ndarray) and p.dtype == np.float64
@@ -264,16 +264,16 @@ def test_selection_probabilities_are_a_labelled_non_private_diagnostic():
     assert not any(isinstance(v, dptune.Guarantee) for v in vars(diag).values())
 
 
-@pytest.mark.parametrize("neighbours, label", [("add-remove", "add/remove-one"),
-                                               ("replace", "replace-one")])
+@pytest.mark.parametrize("neighbours, label", [("add-remove", "add_remove"),
+                                               ("replace", "replace_one")])
 def test_noisy_count_and_gaussian_release_report_the_neighbour_relation(neighbours, label):
     """At e99dd64 both always reported add/remove-one (and had no ``neighbours`` parameter)."""
     _, g = dptune.noisy_count(10, 1.0, neighbours=neighbours)
     assert g.neighbours == label and g.pure_epsilon == 1.0
     _, g = dptune.gaussian_release([1.0, 2.0], 1.0, 0.5, neighbours=neighbours)
     assert g.neighbours == label and g.rho <= 0.5
-    # Both default to add/remove-one, as before.
-    assert dptune.noisy_count(10, 1.0)[1].neighbours == "add/remove-one"
+    # Both default to add_remove, as before.
+    assert dptune.noisy_count(10, 1.0)[1].neighbours == "add_remove"
     with pytest.raises(dptune.InvalidParameter, match="`neighbours`"):
         dptune.noisy_count(10, 1.0, neighbours="swap")
 

@@ -22,7 +22,7 @@ def test_round_releases_an_index_and_the_guarantee_for_the_survivors():
     assert set(full) == RELEASED
     # Only the number of survivors is released, not which clients survived.
     assert full["survivors"] == 5 and 0 <= full["selected"] < 20
-    assert full["neighbours"] == "replace-one"
+    assert full["neighbours"] == "replace_one"
     assert full["colluders"] == 0 and "at most 0 colluding" in full["assumption"]
     # The noise is sized for t = 3 survivors: ε at 3 survivors is the requested one; more
     # survivors add noise, so ε shrinks.

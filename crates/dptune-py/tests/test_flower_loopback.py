@@ -175,6 +175,6 @@ def test_dphype_on_a_real_flower_deployment_with_a_client_killed(tmp_path):
     assert deployed["selected"] == local["selected"]
     assert deployed["epsilon"] == local["epsilon"]
     assert deployed["guarantee"] == local["guarantee"]
-    assert deployed["neighbours"] == local["neighbours"] == "replace-one"
+    assert deployed["neighbours"] == local["neighbours"] == "replace_one"
     assert deployed == local
     assert time.monotonic() - start < DEADLINE

@@ -12,7 +12,7 @@ use dptune::privacy::repeat::Repeats;
 use dptune::privacy::Guarantee;
 use dptune::tune::baseline::{oracle_best, NonPrivate};
 use dptune::tune::{
-    calibrate, split_by_coin, split_tune_final, Domain, Fractions, Method, Privacy, SearchSpace,
+    calibrate, split_by_coin, split_tune_final, Domain, Fractions, Learner, Method, SearchSpace,
     Selected, TuneOptions, Tuner, Value,
 };
 use dptune::Error;
@@ -180,7 +180,7 @@ fn calibration_refuses_before_anything_runs() {
 }
 
 #[test]
-fn split_tune_final_is_parallel_and_cheating_claims_nothing() {
+fn split_tune_final_is_parallel() {
     let learner = CountLearner::default();
     let d = data(400);
     let s = space();
@@ -197,34 +197,41 @@ fn split_tune_final_is_parallel_and_cheating_claims_nothing() {
         &tuner,
         &learner,
         &CountScorer,
+        |c, d, a, r| learner.fit(c, d, a, r),
         &d,
         &outer,
         fr,
+        1e-5,
         &TuneOptions::default(),
-        false,
         &mut rng,
     )
     .unwrap()
     .unwrap();
-    match out.privacy {
-        Privacy::Private(g) => assert!(g.pure_eps().unwrap() <= 1.5),
-        Privacy::NotPrivate => panic!("an honest run must be private"),
-    }
+    // Both parts spend up to the whole allowance; together they still fit it (parallel), where
+    // the sequential composition (the wrong rule for disjoint parts) would not.
+    assert!(out.parts.pure_eps().unwrap() <= 1.5, "{}", out.parts);
+    // The final fit gets the whole allowance (the toy's exact sampler rounds it down a little).
+    assert!(out.fitted.spent.pure_eps().unwrap() > 1.49);
+    let sequential = out.tuning.compose(&out.fitted.spent).unwrap();
+    assert!(sequential.pure_eps().unwrap() > 1.5, "{sequential}");
+    // A final fit that would overspend is refused before its model is returned.
     let mut rng = SecureRng::seeded(31);
-    let cheat = split_tune_final(
+    let greedy = split_tune_final(
         &tuner,
         &learner,
         &CountScorer,
+        |c, d, _, r| learner.fit(c, d, &Guarantee::pure(2.0, AR).unwrap(), r),
         &d,
         &outer,
         fr,
+        1e-5,
         &TuneOptions::default(),
-        true,
         &mut rng,
-    )
-    .unwrap()
-    .unwrap();
-    assert_eq!(cheat.privacy, Privacy::NotPrivate);
+    );
+    assert!(
+        matches!(greedy, Err(Error::BudgetExceeded { .. })),
+        "{greedy:?}"
+    );
 }
 
 #[test]

@@ -87,8 +87,8 @@ class Guarantee:
     @property
     def rho(self) -> Optional[float]: ...
     @property
-    def neighbours(self) -> Literal["add/remove-one", "replace-one"]:
-        """"add/remove-one" or "replace-one"."""
+    def neighbours(self) -> Literal["add_remove", "replace_one"]:
+        """"add_remove" or "replace_one" (the spelling of every output)."""
     def rdp(self, orders: ArrayLike) -> Optional[npt.NDArray[np.float64]]:
         """The RDP curve at ``orders``, if the guarantee implies one."""
 

@@ -41,7 +41,7 @@ def nonprivate_selection_probabilities(
     sensitivity: float = 1.0,
     monotonic: bool = False,
     goal: str = "maximize",
-    neighbours: str = "add-remove",
+    neighbours: str = "add_remove",
     delta: Optional[float] = None,
     sensitivities: Any = None,
     beta: float = 0.1,

@@ -16,8 +16,11 @@ __all__ = [
     "TuningMethod",
 ]
 
-#: Neighbour relations (the core also accepts the spellings of its messages).
-Neighbours = Literal["add-remove", "add_remove", "add/remove-one", "replace", "replace-one"]
+#: Neighbour relations: ``add_remove`` / ``replace_one`` is the one spelling of every output;
+#: the other spellings are still accepted as input (earlier releases wrote them).
+Neighbours = Literal[
+    "add_remove", "replace_one", "add-remove", "add/remove-one", "replace", "replace-one"
+]
 #: One private selection's mechanism (:func:`select_index`).
 Mechanism = Literal["exponential", "gumbel", "laplace", "permute-and-flip", "gaussian", "gem"]
 #: What :func:`selection_cost` prices: a mechanism, or a peeling top-k.

@@ -50,9 +50,14 @@ pub(super) fn decode(text: &str) -> Read<Guarantee> {
         Err(e) => return bad(format!("not TOML: {e}")),
     };
     let neighbours = match t.get("neighbours").and_then(Value::as_str) {
-        Some("add_remove") => Neighbours::AddRemove,
+        // Rows written before the one spelling (`replace_one`) spelled the relation `replace`;
+        // stores outlive releases, so that spelling is still read (never written).
         Some("replace") => Neighbours::Replace,
-        other => return bad(format!("unknown neighbour relation {other:?}")),
+        Some(name) => match name.parse() {
+            Ok(n) => n,
+            Err(_) => return bad(format!("unknown neighbour relation {name:?}")),
+        },
+        None => return bad("no neighbour relation"),
     };
     let Some(bounds) = t.get("bounds").and_then(Value::as_array) else {
         return bad("no bounds");
@@ -228,5 +233,15 @@ mod tests {
         // The wrong variant that the checks exist for: an unchecked reader would accept -0.5.
         let negative = text.replace("0.5", "-0.5");
         assert!(negative.parse::<Table>().is_ok());
+    }
+
+    #[test]
+    fn replace_one_is_written_and_the_old_spelling_still_read() {
+        let g = Guarantee::approx(1.0, 1e-6, Replace).unwrap();
+        let text = encode(&g).unwrap();
+        assert!(text.contains("\"replace_one\""), "{text}");
+        let old = text.replace("replace_one", "replace");
+        assert_eq!(decode(&old).unwrap(), g);
+        assert!(decode(&text.replace("replace_one", "replace-one")).is_err());
     }
 }

@@ -396,9 +396,10 @@ mod tests {
             }
             let inp = &c["inputs"];
             let exp = &c["expected"];
+            // The golden file (generated outside this crate) spells replace-one `replace`.
             let nb = match inp["neighboring"].as_str().unwrap() {
                 "replace" => Neighbours::Replace,
-                _ => Neighbours::AddRemove,
+                name => name.parse().unwrap(),
             };
             let k = inp["k"].as_u64().unwrap() as usize;
             let sens = VoteSensitivity::top_k(k, nb).unwrap();

@@ -313,6 +313,28 @@ pub fn classic_c_delta(delta: f64) -> f64 {
     (2.0 * (2.0 / delta).ln()).sqrt()
 }
 
+/// The (ε, δ) of a cloaking or Hall allowance. Both mechanisms are (ε, δ)-DP for replacing one
+/// training output, so the allowance must be exactly one (ε, δ) bound under replace_one: any
+/// other relation is a [`Error::NeighboursMismatch`] (an add_remove allowance would make the
+/// number of training outputs private, which the mechanism releases exactly), any other kind of
+/// bound an invalid `allowance` (the analytic calibration needs a δ).
+pub(crate) fn approx_allowance(allowance: &Guarantee) -> Result<(f64, f64)> {
+    if allowance.neighbours() != Neighbours::Replace {
+        return Err(Error::NeighboursMismatch {
+            left: allowance.neighbours().to_string(),
+            right: Neighbours::Replace.to_string(),
+        });
+    }
+    match allowance.as_approx() {
+        Some((eps, delta)) if delta > 0.0 => Ok((eps, delta)),
+        _ => Err(Error::invalid(
+            "allowance",
+            allowance,
+            "GP predictions are calibrated for one (epsilon, delta) bound",
+        )),
+    }
+}
+
 /// The data-side preparation shared by cloaking and Hall: the charge, the clipped outputs, the
 /// fitted GP and the prediction matrix C at the test inputs.
 struct Prepared {
@@ -331,10 +353,10 @@ impl Prepared {
         range: OutputRange,
         kernel: Kernel,
         x_star: &DMatrix<f64>,
-        eps: f64,
-        delta: f64,
+        allowance: &Guarantee,
     ) -> Result<Self> {
-        let spent = Guarantee::approx(eps, delta, Neighbours::Replace)?;
+        approx_allowance(allowance)?;
+        let spent = allowance.clone();
         check_inputs("x_star", x_star, Some(x.ncols()))?;
         let clipped = range.clip(y)?;
         let gp = GpRegression::fit(x, &clipped.centred, kernel)?;
@@ -359,9 +381,9 @@ impl Prepared {
         l: &DMatrix<f64>,
         m_diag: &[f64],
         sensitivity: f64,
-        (eps, delta): (f64, f64),
         rng: &mut SecureRng,
     ) -> Result<Release<DpPredictions>> {
+        let (eps, delta) = approx_allowance(&self.spent)?;
         let y = DVector::from_column_slice(&self.clipped.centred);
         let centre = self.range.centre();
         let (g, float_err) = bounded_matvec(w, &y, self.range.width() / 2.0);
@@ -390,8 +412,10 @@ impl Prepared {
 /// the MVEE problem, verified after optimisation ([`CloakingCovariance`]); the multiplier by the
 /// analytic Gaussian (Balle–Wang 2018, arXiv 1805.06530, Thm 8) for the whitened sensitivity
 /// d·max_j ‖W_{:,j}‖₂ ≤ d·max_j √(c_jᵀM⁻¹c_j) of the computed W = L⁻¹C (a rigorous upper bound,
-/// [`max_col_norm_up`], plus the charged floating-point error of W·ỹ); noise on a power-of-two grid with the rounding charged. Preconditions:
-/// ε ∈ (0, 30], δ ∈ (0, 1), kernel with σ_n² > 0.
+/// [`max_col_norm_up`], plus the charged floating-point error of W·ỹ); noise on a power-of-two
+/// grid with the rounding charged. Preconditions: the `allowance` is one (ε, δ) bound under
+/// replace_one ([`approx_allowance`]) with ε ∈ (0, 30], δ ∈ (0, 1); kernel with σ_n² > 0. The
+/// release spends exactly the allowance.
 #[allow(clippy::too_many_arguments)]
 pub fn cloaked_predictions(
     x: &DMatrix<f64>,
@@ -399,16 +423,15 @@ pub fn cloaked_predictions(
     range: OutputRange,
     kernel: Kernel,
     x_star: &DMatrix<f64>,
-    eps: f64,
-    delta: f64,
+    allowance: &Guarantee,
     cfg: &MveeConfig,
     rng: &mut SecureRng,
 ) -> Result<Release<DpPredictions>> {
-    let prep = Prepared::new(x, y, range, kernel, x_star, eps, delta)?;
+    let prep = Prepared::new(x, y, range, kernel, x_star, allowance)?;
     let cov = CloakingCovariance::optimise(&prep.c, cfg)?;
     let sens = mul_up(range.width(), max_col_norm_up(&cov.w));
     let m_diag: Vec<f64> = cov.m.diagonal().iter().cloned().collect();
-    prep.release(&cov.w, &cov.l, &m_diag, sens, (eps, delta), rng)
+    prep.release(&cov.w, &cov.l, &m_diag, sens, rng)
 }
 
 /// Which RKHS sensitivity the Hall et al. baseline uses (DPGP.md §4).
@@ -456,12 +479,11 @@ pub fn hall_predictions(
     range: OutputRange,
     kernel: Kernel,
     x_star: &DMatrix<f64>,
-    eps: f64,
-    delta: f64,
+    allowance: &Guarantee,
     bound: HallBound,
     rng: &mut SecureRng,
 ) -> Result<Release<DpPredictions>> {
-    let prep = Prepared::new(x, y, range, kernel, x_star, eps, delta)?;
+    let prep = Prepared::new(x, y, range, kernel, x_star, allowance)?;
     let d = range.width();
     let mut m = kernel.matrix(x_star, x_star);
     for i in 0..m.nrows() {
@@ -473,7 +495,7 @@ pub fn hall_predictions(
     let whitened = mul_up(d, max_col_norm_up(&w));
     let sens = hall_sensitivity(&prep.gp, d, bound).max(whitened);
     let m_diag: Vec<f64> = m.diagonal().iter().cloned().collect();
-    prep.release(&w, &f.l, &m_diag, sens, (eps, delta), rng)
+    prep.release(&w, &f.l, &m_diag, sens, rng)
 }
 
 #[cfg(test)]
@@ -502,6 +524,56 @@ mod tests {
             mvee_weights(&inf, &cfg),
             Err(Error::Numerical { .. })
         ));
+    }
+
+    fn allowance(eps: f64, delta: f64) -> Guarantee {
+        Guarantee::approx(eps, delta, Neighbours::Replace).unwrap()
+    }
+
+    #[test]
+    fn the_allowance_must_be_one_replace_one_epsilon_delta_bound() {
+        let (x, y, xs) = toy(20, 5);
+        let range = OutputRange::new(-5.0, 5.0).unwrap();
+        let k = Kernel::new(0.5, 1.0, 0.3).unwrap();
+        let cfg = MveeConfig::default();
+        let run = |a: &Guarantee| {
+            let mut rng = SecureRng::seeded(4);
+            cloaked_predictions(&x, &y, range, k, &xs, a, &cfg, &mut rng)
+        };
+        let ok = allowance(1.0, 1e-5);
+        assert_eq!(run(&ok).unwrap().spent, ok);
+        // The wrong relation is a typed mismatch, not a silently relabelled release.
+        let add_remove = Guarantee::approx(1.0, 1e-5, Neighbours::AddRemove).unwrap();
+        assert!(matches!(
+            run(&add_remove),
+            Err(Error::NeighboursMismatch { .. })
+        ));
+        let mut rng = SecureRng::seeded(4);
+        assert!(matches!(
+            hall_predictions(
+                &x,
+                &y,
+                range,
+                k,
+                &xs,
+                &add_remove,
+                HallBound::Exact,
+                &mut rng
+            ),
+            Err(Error::NeighboursMismatch { .. })
+        ));
+        for other in [
+            Guarantee::pure(1.0, Neighbours::Replace).unwrap(),
+            Guarantee::zcdp(0.1, Neighbours::Replace).unwrap(),
+            ok.clone()
+                .and(Guarantee::zcdp(0.1, Neighbours::Replace).unwrap())
+                .unwrap(),
+        ] {
+            match run(&other) {
+                Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, "allowance"),
+                r => panic!("{other}: {r:?}"),
+            }
+        }
     }
 
     fn toy(n: usize, ns: usize) -> (DMatrix<f64>, Vec<f64>, DMatrix<f64>) {
@@ -606,8 +678,7 @@ mod tests {
                 range,
                 k,
                 &xs,
-                1.0,
-                1e-5,
+                &allowance(1.0, 1e-5),
                 &MveeConfig::default(),
                 &mut rng,
             )
@@ -624,7 +695,8 @@ mod tests {
         let k = Kernel::new(0.5, 1.0, 0.3).unwrap();
         let mut rng = SecureRng::seeded(2);
         let cfg = MveeConfig::default();
-        let cl = cloaked_predictions(&x, &y, range, k, &xs, 1.0, 1e-5, &cfg, &mut rng).unwrap();
+        let a = allowance(1.0, 1e-5);
+        let cl = cloaked_predictions(&x, &y, range, k, &xs, &a, &cfg, &mut rng).unwrap();
         assert_eq!(cl.spent.epsilon(1e-5).unwrap(), 1.0);
         assert!(cl.value.sensitivity <= 10.0 * (1.0 + 1e-6));
         let c_classic = cl.value.classic_sigma.unwrap();
@@ -633,7 +705,7 @@ mod tests {
             "analytic must beat c(δ) at ε = 1"
         );
         for b in [HallBound::Exact, HallBound::Published] {
-            let h = hall_predictions(&x, &y, range, k, &xs, 1.0, 1e-5, b, &mut rng).unwrap();
+            let h = hall_predictions(&x, &y, range, k, &xs, &a, b, &mut rng).unwrap();
             let mean_h: f64 = h.value.noise_sd.iter().sum::<f64>();
             let mean_c: f64 = cl.value.noise_sd.iter().sum::<f64>();
             assert!(mean_h > mean_c, "{b:?}: hall {mean_h} vs cloaking {mean_c}");

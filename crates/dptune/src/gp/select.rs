@@ -556,8 +556,7 @@ pub fn private_gp(
         range,
         kernel,
         x_star,
-        cfg.eps_predict,
-        cfg.delta,
+        &Guarantee::approx(cfg.eps_predict, cfg.delta, Neighbours::Replace)?,
         &cfg.mvee,
         rng,
     )?;

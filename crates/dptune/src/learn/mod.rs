@@ -25,6 +25,8 @@ mod objpert;
 pub mod pipeline;
 mod resources;
 mod ridge;
+#[cfg(test)]
+mod testdata;
 
 pub use dpsgd::{Architecture, DpSgd, Schedule, DPSGD_RULES};
 pub use metrics::{ExactAccuracy, ExactNegRmse, NoisyAccuracy, NoisyClippedLoss};

@@ -8,176 +8,32 @@
 //! the coin splits (one independent coin per record). The NOT PRIVATE baselines at the end are
 //! exempt and say so.
 
+mod baselines;
+mod count;
+mod kind;
+
 use serde::Serialize;
 
 use crate::data::{Dataset, Records, Task};
 use crate::error::{Error, Result};
-use crate::noise::{DiscreteLaplace, SecureRng};
+use crate::noise::SecureRng;
 use crate::privacy::dpsgd::dpsgd_guarantee;
 use crate::privacy::repeat::Repeats;
 use crate::privacy::{Guarantee, Ledger, Neighbours, Release, Route};
-use crate::tune::baseline::{oracle_best, NonPrivate, Scored};
 use crate::tune::cost::calibrate;
 use crate::tune::tuner::capped_delta;
 use crate::tune::{
-    split_by_coin, Config, Domain, Fractions, Learner, Method, Progress, Scorer, SearchSpace,
-    TuneOptions, Tuner, Value,
+    split_tune_final, Config, Fractions, Learner, Method, Progress, Scorer, SearchSpace,
+    TuneOptions, Tuner,
 };
 
-use super::{
-    DpSgd, ExactAccuracy, ExactNegRmse, Model, NoisyAccuracy, NoisyClippedLoss,
-    ObjectivePerturbation, RidgeSsp, DPSGD_RULES, OBJPERT_RULES, RIDGE_RULES,
-};
-use crate::tune::space::Rule;
+use super::{DpSgd, Model, NoisyAccuracy, NoisyClippedLoss, ObjectivePerturbation, RidgeSsp};
+use count::count_mechanism;
+use kind::{check_task, dpsgd, planned};
 
-/// Which learner to tune.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LearnerKind {
-    /// DP-SGD logistic (softmax) regression.
-    DpSgdLogistic,
-    /// DP-SGD one-hidden-layer MLP.
-    DpSgdMlp {
-        /// Hidden units.
-        hidden: usize,
-    },
-    /// Objective perturbation logistic regression (replace-one neighbours).
-    ObjectivePerturbation,
-    /// Ridge regression by sufficient-statistics perturbation.
-    Ridge,
-}
-
-impl LearnerKind {
-    /// The hyperparameters it reads and the values each accepts (checked against a search
-    /// space by [`SearchSpace::check`] before any data is read).
-    pub fn rules(&self) -> &'static [Rule] {
-        match self {
-            LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. } => &DPSGD_RULES,
-            LearnerKind::ObjectivePerturbation => &OBJPERT_RULES,
-            LearnerKind::Ridge => &RIDGE_RULES,
-        }
-    }
-
-    /// The neighbour relation its guarantee is stated in.
-    pub fn neighbours(&self) -> Neighbours {
-        match self {
-            LearnerKind::ObjectivePerturbation => Neighbours::Replace,
-            _ => Neighbours::AddRemove,
-        }
-    }
-
-    /// A sensible default search space.
-    pub fn default_space(&self) -> SearchSpace {
-        let floats = |v: &[f64]| Domain::Choice {
-            values: v.iter().map(|&x| Value::Float(x)).collect(),
-        };
-        let ints = |v: &[i64]| Domain::Choice {
-            values: v.iter().map(|&x| Value::Int(x)).collect(),
-        };
-        let params = match self {
-            LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. } => vec![
-                ("learning_rate".to_string(), floats(&[0.5, 2.0, 8.0, 16.0])),
-                ("clip_norm".to_string(), floats(&[0.5, 1.0])),
-                ("epochs".to_string(), ints(&[3, 6])),
-                ("batch_size".to_string(), ints(&[256, 512])),
-            ],
-            LearnerKind::ObjectivePerturbation | LearnerKind::Ridge => vec![(
-                "regularization".to_string(),
-                floats(&[1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1]),
-            )],
-        };
-        SearchSpace::new(params).expect("the default spaces are valid")
-    }
-}
-
-/// Where the number of records that DP-SGD's schedule is planned for comes from (objective
-/// perturbation and ridge need none, and then nothing is spent or released for it).
-///
-/// Under add/remove-one neighbours the number of private records is itself private, so it is
-/// never read off the data: either the user declares it public, or a noisy count is released
-/// first and charged. DP-SGD's guarantee holds whatever the planned size (see
-/// [`DpSgd`]): a size far from the truth only costs accuracy.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Size {
-    /// Declared public by the user (`--public-size`): nothing is spent on it.
-    Public(u64),
-    /// Released first as a noisy count spending `share` ∈ (0, 1) of the total ε
-    /// ([`noisy_count`]); the rest goes to tuning and final fit.
-    NoisyCount {
-        /// The share of the total ε spent on the count.
-        share: f64,
-    },
-}
-
-/// The default share of the total ε spent on the noisy record count (2 %: at ε = 1 the count's
-/// noise has scale 50 records).
-pub const COUNT_SHARE: f64 = 0.02;
-
-/// The record count a finished tuning planned with.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "source")]
-pub enum SizeUsed {
-    /// The learner needs no size: nothing was spent or released for it.
-    NotNeeded,
-    /// Declared public by the user.
-    Public {
-        /// The declared number of records.
-        records: u64,
-    },
-    /// A charged release: the noisy count and what it spent.
-    NoisyCount {
-        /// The released noisy count (may be below 1; the schedule then plans for 1 record).
-        value: i64,
-        /// Its cost (pure ε, add/remove-one).
-        spent: Guarantee,
-    },
-}
-
-impl SizeUsed {
-    /// The number of records the schedules are planned for, when there is one: the declared
-    /// size, or the noisy count raised to at least 1 (post-processing).
-    pub fn records(&self) -> Option<f64> {
-        match self {
-            SizeUsed::NotNeeded => None,
-            SizeUsed::Public { records } => Some((*records).max(1) as f64),
-            SizeUsed::NoisyCount { value, .. } => Some((*value).max(1) as f64),
-        }
-    }
-}
-
-/// Denominator of the noisy count's rational ε (2^32).
-const COUNT_DEN: u64 = 1 << 32;
-
-/// The number of records `n` plus exact discrete Laplace noise P[y] ∝ exp(−|y|·s/2^32) with
-/// s = ⌊ε·2^32⌋ (the geometric mechanism, Ghosh, Roughgarden & Sundararajan, STOC 2009;
-/// sampled exactly by Canonne, Kamath & Steinke, arXiv 2004.00010, Algorithm 2). A count has
-/// sensitivity 1 under add/remove-one, so the release is (s/2^32)-DP, and that (≤ ε) is what it
-/// is charged (Dwork & Roth 2014, Thm 3.6, with the discrete Laplace in place of the Laplace).
-/// Refused before sampling when ε < 2^-32 or the scale exceeds 2^48.
-pub fn noisy_count(n: usize, eps: f64, rng: &mut SecureRng) -> Result<Release<i64>> {
-    let (lap, spent) = count_mechanism(eps)?;
-    Ok(Release {
-        value: (n as i64).saturating_add(lap.sample(rng)),
-        spent,
-    })
-}
-
-/// The noisy count's sampler and exact charge at allowance `eps` (no data involved).
-fn count_mechanism(eps: f64) -> Result<(DiscreteLaplace, Guarantee)> {
-    crate::error::check_positive("epsilon", eps)?;
-    let s = (eps * COUNT_DEN as f64).floor();
-    if !(1.0..=u64::MAX as f64 / 2.0).contains(&s) {
-        return Err(Error::invalid(
-            "epsilon",
-            eps,
-            "the noisy count needs 2^-32 <= epsilon <= 2^31",
-        ));
-    }
-    let s = s as u64;
-    // s / 2^32 is exact in f64 (s < 2^63 and a power-of-two denominator).
-    let spent = Guarantee::pure(s as f64 / COUNT_DEN as f64, Neighbours::AddRemove)?;
-    Ok((DiscreteLaplace::new(s, COUNT_DEN)?, spent))
-}
+pub use baselines::{oracle_on_test, tpe_baseline};
+pub use count::{noisy_count, Size, SizeUsed, COUNT_SHARE};
+pub use kind::LearnerKind;
 
 /// Everything `dptune tune` decides before touching data.
 #[derive(Debug, Clone)]
@@ -188,10 +44,9 @@ pub struct Plan {
     pub method: Method,
     /// The search space.
     pub space: SearchSpace,
-    /// Total ε (record count, tuning and final fit together).
-    pub epsilon: f64,
-    /// Total δ.
-    pub delta: f64,
+    /// The whole allowance (record count, tuning and final fit together): one (ε, δ) bound
+    /// (pure when δ = 0) under the learner's neighbour relation ([`Plan::check`]).
+    pub allowance: Guarantee,
     /// The coin-split fractions (tuning vs final; train vs score within tuning).
     pub fractions: Fractions,
     /// Where DP-SGD's planned number of records comes from.
@@ -299,9 +154,23 @@ struct Budget {
 }
 
 impl Plan {
-    /// The outer allowance (ε, δ) under the learner's neighbour relation: the whole cost.
-    pub fn outer(&self) -> Result<Guarantee> {
-        Guarantee::approx(self.epsilon, self.delta, self.learner.neighbours())
+    /// The (ε, δ) of the allowance, which must be one (ε, δ) bound under the learner's
+    /// neighbour relation (else a [`Error::NeighboursMismatch`] or an invalid `allowance`).
+    pub fn epsilon_delta(&self) -> Result<(f64, f64)> {
+        let nb = self.learner.neighbours();
+        if self.allowance.neighbours() != nb {
+            return Err(Error::NeighboursMismatch {
+                left: self.allowance.neighbours().to_string(),
+                right: nb.to_string(),
+            });
+        }
+        self.allowance.as_approx().ok_or_else(|| {
+            Error::invalid(
+                "allowance",
+                &self.allowance,
+                "a tuning plan is given one (epsilon, delta) allowance",
+            )
+        })
     }
 
     /// True for the learners whose schedule needs a number of records (DP-SGD).
@@ -323,13 +192,13 @@ impl Plan {
     /// the truncation term fits in δ/2 (else an error naming `cap` and the smallest cap that
     /// fits).
     fn budget(&self) -> Result<Budget> {
-        self.outer()?;
+        let (epsilon, delta) = self.epsilon_delta()?;
         let count = match (self.needs_size(), self.size) {
             (true, Size::NoisyCount { share }) => {
                 if !(share > 0.0 && share < 1.0) {
                     return Err(Error::invalid("count_share", share, "must lie in (0, 1)"));
                 }
-                let (_, spent) = count_mechanism(share * self.epsilon)?;
+                let (_, spent) = count_mechanism(share * epsilon)?;
                 spent.pure_eps()
             }
             (_, Size::Public(0)) => {
@@ -339,22 +208,22 @@ impl Plan {
         };
         let eps = match count {
             Some(c) => {
-                let rest = self.epsilon - c;
-                if crate::numeric::add_up(c, rest) > self.epsilon {
+                let rest = epsilon - c;
+                if crate::numeric::add_up(c, rest) > epsilon {
                     rest.next_down()
                 } else {
                     rest
                 }
             }
-            None => self.epsilon,
+            None => epsilon,
         };
         let nb = self.learner.neighbours();
-        let parts = Guarantee::approx(eps, self.delta, nb)?;
+        let parts = Guarantee::approx(eps, delta, nb)?;
         let Some(cap) = self.cap else {
             return Ok(Budget {
                 count,
                 tuning: parts.clone(),
-                tuning_delta: self.delta,
+                tuning_delta: delta,
                 parts,
             });
         };
@@ -366,17 +235,16 @@ impl Plan {
                  there is nothing to cap",
             ));
         }
-        if self.delta == 0.0 {
+        if delta == 0.0 {
             return Err(Error::invalid(
                 "cap",
                 cap,
                 "a capped tuning is charged in (eps, delta): give delta > 0",
             ));
         }
-        let half = self.delta / 2.0;
-        let fits = |t: u64| -> Result<bool> {
-            Ok(capped_delta(&self.method, t, eps, half)? <= self.delta)
-        };
+        let half = delta / 2.0;
+        let fits =
+            |t: u64| -> Result<bool> { Ok(capped_delta(&self.method, t, eps, half)? <= delta) };
         if !fits(cap)? {
             let mut hi = cap.max(1);
             while !fits(hi)? {
@@ -384,7 +252,7 @@ impl Plan {
                     return Err(Error::invalid(
                         "cap",
                         cap,
-                        format!("no cap fits delta = {}", self.delta),
+                        format!("no cap fits delta = {delta}"),
                     ));
                 }
                 hi *= 2;
@@ -402,9 +270,8 @@ impl Plan {
                 "cap",
                 cap,
                 format!(
-                    "too small for delta = {}: the truncation term (1 + e^eps)·P[K > cap] must \
-                     fit in delta/2; the smallest cap that fits is {hi}",
-                    self.delta
+                    "too small for delta = {delta}: the truncation term (1 + e^eps)·P[K > cap] \
+                     must fit in delta/2; the smallest cap that fits is {hi}"
                 ),
             ));
         }
@@ -467,8 +334,7 @@ impl Plan {
             learner,
             method: Method::RepeatAndSelect(Repeats::tnb_with_mean(0.0, 10.0)?),
             space: learner.default_space(),
-            epsilon: 1.0,
-            delta: 1e-5,
+            allowance: Guarantee::approx(1.0, 1e-5, learner.neighbours())?,
             fractions: Fractions {
                 tune: 0.5,
                 train: 0.8,
@@ -486,24 +352,6 @@ impl Plan {
         self.budget()?;
         self.method.check()?;
         self.space.check(self.learner.rules())
-    }
-}
-
-fn check_task(learner: LearnerKind, task: &Task) -> Result<()> {
-    let ok = match learner {
-        LearnerKind::Ridge => matches!(task, Task::Regression { .. }),
-        LearnerKind::ObjectivePerturbation => task.classes() == 2,
-        _ => true,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            "learner",
-            format!("{learner:?}"),
-            "does not fit the data's label (ridge needs a numeric label; objective \
-             perturbation a binary one)",
-        ))
     }
 }
 
@@ -590,7 +438,7 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     events: &Events<'_>,
     rng: &mut SecureRng,
 ) -> Result<Option<Outcome>> {
-    let outer = plan.outer()?;
+    let (_, delta) = plan.epsilon_delta()?;
     let options = TuneOptions {
         cap: plan.cap,
         cap_delta: budget.tuning_delta,
@@ -600,51 +448,37 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     let expected = size.records().map(|r| plan.expected_parts(r));
     let per_run = plan.per_run(&budget.tuning, expected.map(|e| e.0))?;
     let tuner = Tuner::new(plan.method, &plan.space, per_run.clone())?;
-    // The whole tuning is checked against its allowance before any candidate runs.
-    let tuning = tuner.cost(&options)?;
-    Ledger::new(budget.parts.clone())?.charge(&tuning)?;
-    let outer_split = split_by_coin(data.len(), plan.fractions.tune, rng)?;
-    let tuning_data = data.select(&outer_split.first);
-    let inner = split_by_coin(tuning_data.len(), plan.fractions.train, rng)?;
     let scorer = AutoScorer {
         cap: loss_cap(data.task()),
     };
     let learner = make(expected.map(|e| e.0))?;
-    let selected = tuner.run(&learner, &scorer, &tuning_data, &inner, &options, rng)?;
-    let Some(best) = selected.value else {
+    let mut final_noise_multiplier = None;
+    let fit = |c: &Config, d: &Dataset, a: &Guarantee, r: &mut SecureRng| {
+        let (fitted, z) = final_fit(&make(expected.map(|e| e.1))?, c, d, a, r)?;
+        final_noise_multiplier = z;
+        Ok(fitted)
+    };
+    let Some(tuned) = split_tune_final(
+        &tuner,
+        &learner,
+        &scorer,
+        fit,
+        data,
+        &budget.parts,
+        plan.fractions,
+        delta,
+        &options,
+        rng,
+    )?
+    else {
         return Ok(None);
     };
-    let final_data = data.select(&outer_split.second);
-    let final_learner = make(expected.map(|e| e.1))?;
-    let (fitted, final_noise_multiplier) = final_fit(
-        &final_learner,
-        &best.config,
-        &final_data,
-        &budget.parts,
-        rng,
-    )
-    .map_err(|e| match e {
-        Error::InvalidParameter { .. } => Error::NoRelease {
-            reason: format!("the chosen configuration could not be fitted: {e}"),
-        },
-        other => other,
-    })?;
-    Ledger::new(budget.parts.clone())?.charge(&fitted.spent)?;
-    // Parallel composition: each record is in one part only. Stated also in (ε, δ) at the
-    // plan's δ (the maximum of the parts' ε), which can be much tighter than converting the
-    // pointwise maximum of the two RDP curves when their best orders differ.
-    let with_approx = |g: &Guarantee| -> Result<Guarantee> {
-        let eps = g.epsilon(plan.delta)?;
-        g.clone()
-            .and(Guarantee::approx(eps, plan.delta, g.neighbours())?)
-    };
-    let parts = Guarantee::parallel(&[with_approx(&selected.spent)?, with_approx(&fitted.spent)?])?;
     // The count saw every record: it composes sequentially with the parts.
     let total = match &size {
-        SizeUsed::NoisyCount { spent, .. } => spent.compose(&parts)?,
-        _ => parts,
+        SizeUsed::NoisyCount { spent, .. } => spent.compose(&tuned.parts)?,
+        _ => tuned.parts,
     };
-    Ledger::new(outer)?.charge(&total)?;
+    Ledger::new(plan.allowance.clone())?.charge(&total)?;
     let reported = Reported {
         tuning: budget.parts.clone(),
         final_fit: budget.parts.clone(),
@@ -652,34 +486,20 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
             SizeUsed::NoisyCount { spent, .. } => spent.compose(&budget.parts)?,
             _ => budget.parts.clone(),
         },
-        tuning_route: selected.spent.epsilon_route(plan.delta)?.1,
-        final_fit_route: fitted.spent.epsilon_route(plan.delta)?.1,
+        tuning_route: tuned.tuning.epsilon_route(delta)?.1,
+        final_fit_route: tuned.fitted.spent.epsilon_route(delta)?.1,
         final_noise_multiplier,
     };
     Ok(Some(Outcome {
-        config: best.config,
-        model: fitted.value,
+        config: tuned.config,
+        model: tuned.fitted.value,
         size,
         per_run,
-        tuning: selected.spent,
-        final_fit: fitted.spent,
+        tuning: tuned.tuning,
+        final_fit: tuned.fitted.spent,
         total,
         reported,
     }))
-}
-
-/// The planned number of records DP-SGD needs (the pipeline always has one for it).
-fn planned(records: Option<f64>) -> Result<f64> {
-    records
-        .ok_or_else(|| Error::invalid("size", "none", "DP-SGD needs a planned number of records"))
-}
-
-fn dpsgd(kind: LearnerKind, records: Option<f64>) -> Result<DpSgd> {
-    let records = planned(records)?;
-    Ok(match kind {
-        LearnerKind::DpSgdMlp { hidden } => DpSgd::mlp(hidden, records),
-        _ => DpSgd::linear(records),
-    })
 }
 
 /// Runs `plan` on `data` (the private records; never the public test split). Everything that
@@ -761,142 +581,10 @@ fn plain_fit<L: Learner<Data = Dataset, Model = Model>>(
     Ok((l.fit(c, d, a, r)?, None))
 }
 
-/// **Not private.** The exact-best configuration among `configs`, each trained with the
-/// tuning's per-run allowance (`outcome.per_run`, on the schedule it planned) on the same kind
-/// of training part the tuner uses (a coin split of `data` with the plan's fractions) and
-/// scored **exactly on the public test split** `test`: the best test score any candidate
-/// configuration reaches at the same per-run budget. For comparison only; labelled
-/// [`NonPrivate`].
-pub fn oracle_on_test(
-    plan: &Plan,
-    outcome: &Outcome,
-    configs: &[Config],
-    data: &Dataset,
-    test: &Dataset,
-    rng: &mut SecureRng,
-) -> Result<NonPrivate<Scored>> {
-    check_task(plan.learner, data.task())?;
-    let train_fraction = plan.fractions.tune * plan.fractions.train;
-    let split = split_by_coin(data.len(), train_fraction, rng)?;
-    let train = data.select(&split.first);
-    let per_run = &outcome.per_run;
-    let records = outcome.size.records().map(|r| plan.expected_parts(r).0);
-    let regression = matches!(data.task(), Task::Regression { .. });
-    macro_rules! oracle {
-        ($l:expr) => {
-            if regression {
-                oracle_best(&$l, &ExactNegRmse, configs, &train, test, per_run, rng)
-            } else {
-                oracle_best(&$l, &ExactAccuracy, configs, &train, test, per_run, rng)
-            }
-        };
-    }
-    match plan.learner {
-        kind @ (LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. }) => {
-            oracle!(dpsgd(kind, records)?)
-        }
-        LearnerKind::ObjectivePerturbation => oracle!(ObjectivePerturbation),
-        LearnerKind::Ridge => oracle!(RidgeSsp),
-    }
-}
-
-/// **Not private.** The Optuna-style TPE baseline ([`crate::tune::tpe::tpe_search`]) for a DP
-/// learner: each instance is a (train, eval) pair; a trial trains the configuration with
-/// `per_run` on each instance's train part (DP-SGD planned for that part's exact size: this
-/// baseline is not private anyway) (`options.repeats` times, with independent noise) and
-/// scores it exactly on the eval part (accuracy, or RMSE for regression: set
-/// `options.direction` accordingly). Labelled [`NonPrivate`].
-pub fn tpe_baseline(
-    learner: LearnerKind,
-    space: &SearchSpace,
-    instances: &[(Dataset, Dataset)],
-    per_run: &Guarantee,
-    options: &crate::tune::tpe::TpeOptions,
-    progress: Option<&dyn Fn(crate::tune::tpe::TpeProgress)>,
-    rng: &mut SecureRng,
-) -> Result<NonPrivate<crate::tune::tpe::TpeResult>> {
-    space.check(learner.rules())?;
-    let fit = |c: &Config, d: &Dataset, r: &mut SecureRng| -> Result<Model> {
-        Ok(match learner {
-            kind @ (LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. }) => {
-                dpsgd(kind, Some(d.len() as f64))?
-                    .fit(c, d, per_run, r)?
-                    .value
-            }
-            LearnerKind::ObjectivePerturbation => {
-                ObjectivePerturbation.fit(c, d, per_run, r)?.value
-            }
-            LearnerKind::Ridge => RidgeSsp.fit(c, d, per_run, r)?.value,
-        })
-    };
-    let objective = |c: &Config, i: usize, _rep: usize, r: &mut SecureRng| -> Result<f64> {
-        let (train, eval) = &instances[i];
-        let m = fit(c, train, r)?;
-        Ok(match eval.task() {
-            Task::Regression { .. } => m.rmse(eval),
-            Task::Classification { .. } => m.accuracy(eval),
-        })
-    };
-    crate::tune::tpe::tpe_search(space, &objective, instances.len(), options, progress, rng)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Public synthetic data: label 1 when x0 > x1.
-    fn toy(n: usize) -> Dataset {
-        let mut rng = SecureRng::seeded(1);
-        let mut x = Vec::new();
-        let mut y = Vec::new();
-        for _ in 0..n {
-            let (a, b) = (rng.unit_f64(), rng.unit_f64());
-            x.extend([a, b]);
-            y.push(if a > b { 1.0 } else { 0.0 });
-        }
-        let task = Task::Classification {
-            classes: vec!["no".into(), "yes".into()],
-        };
-        Dataset::new(
-            x,
-            y,
-            2,
-            2f64.sqrt().next_up(),
-            task,
-            vec!["a".into(), "b".into()],
-        )
-        .unwrap()
-    }
-
-    /// The sample variance of `draws` noisy counts of 0 at ε.
-    fn count_noise_variance(eps: f64, draws: usize, seed: u64) -> f64 {
-        let mut rng = SecureRng::seeded(seed);
-        let v: Vec<f64> = (0..draws)
-            .map(|_| noisy_count(0, eps, &mut rng).unwrap().value as f64)
-            .collect();
-        let mean = v.iter().sum::<f64>() / draws as f64;
-        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (draws - 1) as f64
-    }
-
-    #[test]
-    fn noisy_count_is_a_charged_discrete_laplace() {
-        // Worked number: ε = 0.5 gives s = 2^31, charged exactly 0.5; the discrete Laplace with
-        // P ∝ e^{-|y|/2} has variance 2e^{-1/2}/(1 - e^{-1/2})^2 = 7.8742.
-        let r = noisy_count(10, 0.5, &mut SecureRng::seeded(1)).unwrap();
-        assert_eq!(r.spent.pure_eps(), Some(0.5));
-        assert_eq!(r.spent.neighbours(), Neighbours::AddRemove);
-        let var = count_noise_variance(0.5, 20_000, 2);
-        // The sample variance of 20 000 draws has sd ≈ 7.87·sqrt((kurtosis - 1)/20 000) < 0.2
-        // (excess kurtosis of this law ≈ 6); 6 sd = 1.2 gives a false failure below 1e-8.
-        assert!((var - 7.8742).abs() < 1.2, "{var}");
-        // A deliberately wrong variant (half the noise scale, ε = 1: variance 1.8410) is
-        // rejected by the same check.
-        let wrong = count_noise_variance(1.0, 20_000, 3);
-        assert!((wrong - 7.8742).abs() >= 1.2, "{wrong}");
-        // Allowances that the exact sampler cannot express are refused before any data.
-        assert!(noisy_count(10, 1e-12, &mut SecureRng::seeded(1)).is_err());
-        assert!(noisy_count(10, f64::NAN, &mut SecureRng::seeded(1)).is_err());
-    }
+    use crate::learn::testdata::toy;
 
     #[test]
     fn the_budget_is_split_and_checked_before_data() {
@@ -945,7 +633,7 @@ mod tests {
         // Everything after the count reads the data only through mechanisms: with the same
         // released count, D and D minus one record state identical guarantees. The check
         // rejects the old behaviour (a count read off the data): 1500 vs 1499 differ.
-        let d = toy(1500);
+        let d = toy(1500, 0.0, 1);
         let d1 = d.select(&(0..1499).collect::<Vec<_>>());
         let plan = Plan::default_for(LearnerKind::DpSgdLogistic).unwrap();
         let budget = plan.budget().unwrap();

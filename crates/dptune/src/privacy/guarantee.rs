@@ -203,6 +203,17 @@ impl Guarantee {
             .reduce(f64::min)
     }
 
+    /// (ε, δ) of a guarantee that is one pure or (ε, δ) bound and nothing else (pure read as
+    /// δ = 0): what [`Guarantee::approx`] builds. `None` for any other guarantee. For
+    /// allowances that a mechanism calibrates in (ε, δ) (it must not guess from a richer one).
+    pub fn as_approx(&self) -> Option<(f64, f64)> {
+        match (self.bounds.as_slice(), &self.pld) {
+            ([Bound::Pure { eps }], None) => Some((*eps, 0.0)),
+            ([Bound::Approx { eps, delta }], None) => Some((*eps, *delta)),
+            _ => None,
+        }
+    }
+
     /// The smallest ρ this guarantee implies, from a zCDP bound or a pure one (ε²/2).
     pub fn zcdp_rho(&self) -> Option<f64> {
         self.bounds
@@ -527,14 +538,11 @@ mod tests {
     #[test]
     fn display_keeps_numbers_short_and_nonzero() {
         let g = Guarantee::approx(1e300, 1e-5, AddRemove).unwrap();
-        assert_eq!(
-            g.to_string(),
-            "(eps, delta) = (1e300, 1e-5) [add/remove-one]"
-        );
+        assert_eq!(g.to_string(), "(eps, delta) = (1e300, 1e-5) [add_remove]");
         let g = Guarantee::pure(1e-300, AddRemove).unwrap();
-        assert_eq!(g.to_string(), "eps = 1e-300 (pure) [add/remove-one]");
+        assert_eq!(g.to_string(), "eps = 1e-300 (pure) [add_remove]");
         let g = Guarantee::zcdp(0.125, Replace).unwrap();
-        assert_eq!(g.to_string(), "rho = 0.125 (zCDP) [replace-one]");
+        assert_eq!(g.to_string(), "rho = 0.125 (zCDP) [replace_one]");
         for (x, want) in [
             (0.0, "0"),
             (1.0, "1"),

@@ -17,6 +17,7 @@ mod normal;
 pub mod pld;
 mod rdp;
 pub mod repeat;
+pub mod report;
 pub mod subsampled;
 
 pub use guarantee::{fmt_number, Bound, Guarantee, Release, Route};

@@ -14,7 +14,7 @@ pub mod tuner;
 
 pub use candidate::{Candidate, Learner, PrivateCandidate, RunResult, Scorer};
 pub use cost::{calibrate, exhaustive_share, tuning_cost, Method};
-pub use flow::{split_tune_final, DpTuned, Fractions, Privacy};
+pub use flow::{split_tune_final, Tuned};
 pub use space::{Config, Domain, SearchSpace, Value};
-pub use split::{split_by_coin, Split};
+pub use split::{split_by_coin, Fractions, Split};
 pub use tuner::{capped_delta, smallest_cap, Progress, Selected, TuneOptions, Tuner, MAX_CAP};

@@ -25,6 +25,15 @@ pub struct Split {
     pub second: Vec<usize>,
 }
 
+/// The fractions of split–tune–final's two coin splits (THEORY.md §10).
+#[derive(Debug, Clone, Copy)]
+pub struct Fractions {
+    /// Probability that a record goes to the tuning part (the rest is for the final fit).
+    pub tune: f64,
+    /// Probability that a tuning record is used for training (the rest scores).
+    pub train: f64,
+}
+
 /// Splits records `0..n` by an exact Bernoulli(`fraction`) coin each: heads go to `first`.
 /// `fraction` must lie in (0, 1) (a public parameter). Either side may be empty.
 pub fn split_by_coin(n: usize, fraction: f64, rng: &mut SecureRng) -> Result<Split> {
