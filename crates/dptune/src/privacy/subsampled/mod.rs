@@ -605,7 +605,7 @@ mod tests {
         // (c) Against the golden exact values (dp_accounting-independent quadrature, rel ~1e-12):
         // never below them, and within 2e-9 above.
         let golden: serde_json::Value =
-            serde_json::from_str(include_str!("../../tests/data/accounting.json")).unwrap();
+            serde_json::from_str(include_str!("../../../tests/data/accounting.json")).unwrap();
         let mut checked = 0;
         for c in golden["cases"].as_array().unwrap() {
             if c["section"] != "dpsgd_rdp" {

@@ -450,7 +450,7 @@ impl Quadrature {
 thread_local! {
     /// Quadrature grids kept while a [`QuadratureScope`] is open on this thread (`None` outside
     /// one), at most [`SCOPE_GRIDS`] of them.
-    static SCOPE: RefCell<Option<Vec<Quadrature>>> = const { RefCell::new(None) };
+    pub(super) static SCOPE: RefCell<Option<Vec<Quadrature>>> = const { RefCell::new(None) };
 }
 
 /// Grids a scope keeps (one per (q, z) of the curve being converted; the oldest is dropped).
