@@ -7,9 +7,7 @@
 //! curve and conversion.
 //! Prints one JSON object: {"case", "eps" (or "sigma"), "us_per_call", "repeats"}.
 
-use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use dptune::privacy::convert::{rdp_epsilon, zcdp_epsilon};
 use dptune::privacy::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
@@ -19,17 +17,13 @@ use dptune::privacy::{default_orders, RdpCurve};
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::tune::{tuning_cost, Method};
 
-fn time(repeats: u32, mut f: impl FnMut() -> dptune::Result<f64>) -> dptune::Result<(f64, f64)> {
-    let value = f()?;
-    let start = Instant::now();
-    for _ in 0..repeats {
-        black_box(f()?);
-    }
-    Ok((
-        value,
-        start.elapsed().as_secs_f64() * 1e6 / f64::from(repeats),
-    ))
-}
+#[path = "support/per_call.rs"]
+mod per_call;
+#[path = "support/report.rs"]
+mod report;
+
+use per_call::per_call;
+use report::report;
 
 /// ε of the best of K runs of `base` (η = ∞ means Poisson repeats), as `dptune account repeat`.
 fn repeat_epsilon(base: &Guarantee, eta: f64, mean: f64, delta: f64) -> dptune::Result<f64> {
@@ -53,32 +47,32 @@ fn run(args: &[String]) -> Result<String, String> {
     let r = match case {
         "dpsgd" => {
             let (q, z, steps, delta) = (num(2)?, num(3)?, num(4)? as u64, num(5)?);
-            time(repeats, || {
+            per_call(repeats, || {
                 Ok(rdp_epsilon(&dpsgd_curve(q, z, steps)?, delta)?.eps)
             })
         }
         "dpsgd_grid" => {
             let (q, z, steps, delta) = (num(2)?, num(3)?, num(4)? as u64, num(5)?);
-            time(repeats, || Ok(dpsgd_epsilon_grid(q, z, steps, delta)?.eps))
+            per_call(repeats, || Ok(dpsgd_epsilon_grid(q, z, steps, delta)?.eps))
         }
         "zcdp" => {
             let (rho, delta) = (num(2)?, num(3)?);
-            time(repeats, || zcdp_epsilon(rho, delta))
+            per_call(repeats, || zcdp_epsilon(rho, delta))
         }
         "rdp_table" => {
             let (rho, delta) = (num(2)?, num(3)?);
             let orders = default_orders();
             let values = orders.iter().map(|a| rho * a).collect();
             let curve = RdpCurve::table(orders, values).map_err(|e| e.to_string())?;
-            time(repeats, || Ok(rdp_epsilon(&curve, delta)?.eps))
+            per_call(repeats, || Ok(rdp_epsilon(&curve, delta)?.eps))
         }
         "sigma" => {
             let (eps, delta) = (num(2)?, num(3)?);
-            time(repeats, || gaussian_sigma(eps, delta, 1.0))
+            per_call(repeats, || gaussian_sigma(eps, delta, 1.0))
         }
         "repeat_gaussian" => {
             let (z, eta, mean, delta) = (num(2)?, num(3)?, num(4)?, num(5)?);
-            time(repeats, || {
+            per_call(repeats, || {
                 let base = Guarantee::rdp(gaussian_curve(z, 1.0)?, Neighbours::AddRemove);
                 repeat_epsilon(&base, eta, mean, delta)
             })
@@ -86,7 +80,7 @@ fn run(args: &[String]) -> Result<String, String> {
         "repeat_dpsgd" => {
             let (q, z, steps) = (num(2)?, num(3)?, num(4)? as u64);
             let (eta, mean, delta) = (num(5)?, num(6)?, num(7)?);
-            time(repeats, || {
+            per_call(repeats, || {
                 let base = Guarantee::rdp(dpsgd_curve(q, z, steps)?, Neighbours::AddRemove);
                 repeat_epsilon(&base, eta, mean, delta)
             })
@@ -102,14 +96,5 @@ fn run(args: &[String]) -> Result<String, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
-        Ok(line) => {
-            println!("{line}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-    }
+    report(run(&args), "error")
 }

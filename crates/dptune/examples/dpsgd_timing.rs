@@ -19,6 +19,11 @@ use dptune::noise::{GeometricGap, GeometricTrials, SecureRng};
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::tune::{Config, Learner, Value};
 
+#[path = "support/report.rs"]
+mod report;
+
+use report::report;
+
 /// Steps of the old per-record sampler that are actually run before extrapolating.
 const OLD_STEPS: u64 = 5;
 
@@ -114,14 +119,5 @@ fn run(args: &[String]) -> Result<String, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
-        Ok(line) => {
-            println!("{line}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("dpsgd_timing: {e}");
-            ExitCode::from(2)
-        }
-    }
+    report(run(&args), "dpsgd_timing")
 }

@@ -6,15 +6,21 @@
 //! Each call builds the mechanism from the scores (snapping, validation) and draws once, as a
 //! caller would. Prints one JSON object: {"mechanism", "m", "us_per_call", "repeats"}.
 
-use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use dptune::noise::SecureRng;
 use dptune::privacy::Neighbours;
 use dptune::select::{
     ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Selector, Sensitivity,
 };
+
+#[path = "support/per_call.rs"]
+mod per_call;
+#[path = "support/report.rs"]
+mod report;
+
+use per_call::per_call;
+use report::report;
 
 fn run(args: &[String]) -> Result<String, String> {
     let arg = |i: usize| args.get(i).ok_or(format!("missing argument {i}"));
@@ -32,7 +38,7 @@ fn run(args: &[String]) -> Result<String, String> {
     let (eps, delta, repeats) = (num(2)?, num(3)?, num(4)?.max(1.0) as u32);
     let sens = Sensitivity::general(delta).map_err(|e| e.to_string())?;
     let mut rng = SecureRng::from_os().map_err(|e| e.to_string())?;
-    let mut once = || -> Result<usize, String> {
+    let once = || -> Result<usize, String> {
         let n = Neighbours::AddRemove;
         Ok(match mechanism.as_str() {
             "exponential" => {
@@ -56,12 +62,7 @@ fn run(args: &[String]) -> Result<String, String> {
             other => return Err(format!("unknown mechanism {other}")),
         })
     };
-    once()?;
-    let start = Instant::now();
-    for _ in 0..repeats {
-        black_box(once()?);
-    }
-    let us = start.elapsed().as_secs_f64() * 1e6 / f64::from(repeats);
+    let (_, us) = per_call(repeats, once)?;
     Ok(format!(
         "{{\"mechanism\": \"{mechanism}\", \"m\": {}, \"us_per_call\": {us}, \"repeats\": {repeats}}}",
         scores.len()
@@ -70,14 +71,5 @@ fn run(args: &[String]) -> Result<String, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
-        Ok(line) => {
-            println!("{line}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("select_timing: {e}");
-            ExitCode::from(2)
-        }
-    }
+    report(run(&args), "select_timing")
 }

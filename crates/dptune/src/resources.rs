@@ -235,21 +235,32 @@ pub fn fmt_duration(seconds: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn machine() -> Limits {
-        Limits {
+impl Limits {
+    /// A fixed machine for tests: 22 GB available, two threads, [`LONG_RUN_SECONDS`].
+    pub(crate) fn test_machine() -> Self {
+        Self {
             memory: 22e9,
             threads: 2,
             seconds: LONG_RUN_SECONDS,
         }
     }
 
+    /// The message refusing `estimate` without `--force` (panics if it is not refused).
+    pub(crate) fn refusal(&self, estimate: &Estimate) -> String {
+        self.check(estimate, false, "use --force to try anyway")
+            .unwrap_err()
+            .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
     #[test]
     fn refusals_name_the_parameter_and_the_estimate() {
         let e = Estimate::new().memory("clients", 1_000_000_000, 24e9);
-        let msg = machine()
+        let msg = Limits::test_machine()
             .check(&e, false, "use --force to try anyway")
             .unwrap_err()
             .to_string();
@@ -258,14 +269,14 @@ mod tests {
             "invalid parameter `clients` = 1000000000: needs about 24 GB of memory, and this \
              machine has 22 GB available; use --force to try anyway"
         );
-        assert!(machine()
+        assert!(Limits::test_machine()
             .check(&e, true, "use --force to try anyway")
             .is_ok());
         // Ten hours of work on two threads is five hours of wall-clock time.
         let t = Estimate::new()
             .memory("hidden", 32, 1e6)
             .time("epochs", 100, 36_000.0);
-        let msg = machine()
+        let msg = Limits::test_machine()
             .check(&t, false, "use --force to try anyway")
             .unwrap_err()
             .to_string();
@@ -273,12 +284,12 @@ mod tests {
             msg.contains("`epochs` = 100: would take about 5 hours"),
             "{msg}"
         );
-        assert!(machine()
+        assert!(Limits::test_machine()
             .check(&t, true, "use --force to try anyway")
             .is_ok());
         // Just inside both limits.
         let ok = Estimate::new().memory("m", 1, 22e9).time("m", 1, 7200.0);
-        assert!(machine()
+        assert!(Limits::test_machine()
             .check(&ok, false, "use --force to try anyway")
             .is_ok());
     }
@@ -287,7 +298,7 @@ mod tests {
     fn what_no_process_can_address_is_refused_even_when_forced() {
         for bytes in [ADDRESSABLE * 1.01, f64::INFINITY, f64::NAN] {
             let e = Estimate::new().memory("candidates", usize::MAX, bytes);
-            let msg = machine()
+            let msg = Limits::test_machine()
                 .check(&e, true, "use --force to try anyway")
                 .unwrap_err()
                 .to_string();
@@ -297,7 +308,7 @@ mod tests {
             );
         }
         let e = Estimate::new().memory("candidates", 1, ADDRESSABLE);
-        assert!(machine()
+        assert!(Limits::test_machine()
             .check(&e, true, "use --force to try anyway")
             .is_ok());
     }

@@ -106,12 +106,7 @@ mod tests {
             grid: crate::gp::demo::default_grid(),
             signal_var: 1.0,
             noise_var: 0.25,
-            folds: 5,
-            eps_select: 1.0,
-            eps_predict: 1.0,
-            delta: 1e-5,
-            utility: Utility::CrossValidation,
-            mvee: MveeConfig::default(),
+            ..crate::gp::demo::timing_config()
         };
         // 80 000 training rows: one 8n² matrix alone is 51 GB.
         let e = cfg.resources(80_000, 20_000);
@@ -121,15 +116,8 @@ mod tests {
             "{}",
             e.needs()[0].amount
         );
-        let limits = Limits {
-            memory: 22e9,
-            threads: 2,
-            seconds: 3600.0,
-        };
-        let msg = limits
-            .check(&e, false, "use --force to try anyway")
-            .unwrap_err()
-            .to_string();
+        let limits = Limits::test_machine();
+        let msg = limits.refusal(&e);
         assert!(msg.starts_with("invalid parameter `data` = 80000 training rows: needs about"));
         // The bundled demo's size (about 350 training rows) passes.
         assert!(limits

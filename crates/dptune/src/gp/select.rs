@@ -178,6 +178,32 @@ pub struct CandidateInfo {
     pub noise_trace: f64,
 }
 
+impl CandidateInfo {
+    /// The facts of a candidate whose score has exact-arithmetic sensitivity `exact` and a
+    /// floating-point error of at most `error` (E) on every dataset: 2E is charged on top.
+    fn charged(kernel: Kernel, exact: f64, error: f64, noise_trace: f64) -> Self {
+        let float_slack = 2.0 * error;
+        Self {
+            lengthscale: kernel.lengthscale(),
+            sensitivity: add_up(exact, float_slack),
+            float_slack,
+            noise_trace,
+        }
+    }
+}
+
+/// What every candidate's score reads: the squared distances between the inputs, the clipped,
+/// centred outputs ỹ, the width d of their range (|ỹ_j| ≤ d/2), the cloaking noise variance s²
+/// and the MVEE settings.
+#[derive(Clone, Copy)]
+struct ScoreInputs<'a> {
+    d2: &'a DMatrix<f64>,
+    y: &'a DVector<f64>,
+    d: f64,
+    s2: f64,
+    mvee: &'a MveeConfig,
+}
+
 /// **Non-private** scores (they read the outputs and are not covered by any guarantee): for
 /// experiments, tests and the non-private baseline only.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -254,16 +280,12 @@ const UNDERFLOW_SLACK: f64 = 3.054936363499605e-151; // 2^-500
 /// differ by at most the exact sensitivity plus 2E, which is what is charged. The noise traces
 /// t_k depend on the inputs only and are computed identically on neighbouring datasets.
 fn cv_candidate(
-    d2: &DMatrix<f64>,
-    y: &DVector<f64>,
+    inputs: &ScoreInputs,
     kernel: Kernel,
     members: &[(Vec<usize>, Vec<usize>)],
-    d: f64,
-    s2: f64,
-    mvee: &MveeConfig,
 ) -> Result<(f64, CandidateInfo)> {
-    let n = d2.nrows();
-    let h = d / 2.0;
+    let ScoreInputs { d2, y, d, s2, mvee } = *inputs;
+    let (n, h) = (d2.nrows(), d / 2.0);
     let a = spd_inverse(
         &kernel.noisy_gram_from_sq(d2),
         "kernel matrix K + noise_var·I",
@@ -302,16 +324,8 @@ fn cv_candidate(
     }
     let exact = mul_up(d, influence.iter().cloned().fold(0.0, f64::max));
     let rounding = mul_up(mul_up(3.0, gamma(n + members.len() + 3)), reach);
-    let float_slack = 2.0 * add_up(resid_err, rounding);
-    Ok((
-        score,
-        CandidateInfo {
-            lengthscale: kernel.lengthscale(),
-            sensitivity: add_up(exact, float_slack),
-            float_slack,
-            noise_trace: trace,
-        },
-    ))
+    let info = CandidateInfo::charged(kernel, exact, add_up(resid_err, rounding), trace);
+    Ok((score, info))
 }
 
 /// Noise-aware log marginal likelihood and its sensitivity for one lengthscale (DPGP.md §7).
@@ -327,16 +341,9 @@ fn cv_candidate(
 /// |fl(ỹᵀPỹ) − ỹᵀPỹ| ≤ F_err = h·Σe_i·(1 + γ_N) + γ_N·h²·Σ_ij|P_ij|, and |fl(ỹᵀPỹ)| ≤
 /// F = h²·Σ_ij|P_ij| + F_err. The final −½·fit (exact) and two subtractions add at most
 /// 3u·(½F + ½|log det| + (N/2)log 2π) + 2⁻¹⁰⁷⁴. E is ½F_err plus that, and 2E is charged.
-fn lml_candidate(
-    d2: &DMatrix<f64>,
-    y: &DVector<f64>,
-    kernel: Kernel,
-    d: f64,
-    s2: f64,
-    mvee: &MveeConfig,
-) -> Result<(f64, CandidateInfo)> {
-    let n = d2.nrows();
-    let h = d / 2.0;
+fn lml_candidate(inputs: &ScoreInputs, kernel: Kernel) -> Result<(f64, CandidateInfo)> {
+    let ScoreInputs { d2, y, d, s2, mvee } = *inputs;
+    let (n, h) = (d2.nrows(), d / 2.0);
     let ky = kernel.noisy_gram_from_sq(d2);
     // Cloaking matrix for predictions at the training inputs: C = K(K + σ²I)⁻¹ = I − σ²A.
     let a = chol_inv(&ky, "kernel matrix K + noise_var·I")?.inverse();
@@ -384,16 +391,8 @@ fn lml_candidate(
         add_up(fit_err / 2.0, mul_up(4.0 * UNIT_ROUNDOFF, magnitude)),
         MIN_SUBNORMAL,
     );
-    let float_slack = 2.0 * err;
-    Ok((
-        score,
-        CandidateInfo {
-            lengthscale: kernel.lengthscale(),
-            sensitivity: add_up(exact, float_slack),
-            float_slack,
-            noise_trace: sigma_z.trace(),
-        },
-    ))
+    let info = CandidateInfo::charged(kernel, exact, err, sigma_z.trace());
+    Ok((score, info))
 }
 
 /// Scores every grid lengthscale on the clipped, centred outputs. **Not private**: see
@@ -434,14 +433,21 @@ pub fn nonprivate_scores(
     };
     // The squared distances are the same for every lengthscale: computed once.
     let d2 = try_sq_dists(x, x)?;
+    let inputs = ScoreInputs {
+        d2: &d2,
+        y: &y,
+        d,
+        s2: s * s,
+        mvee: &cv_mvee,
+    };
     let results: Vec<Result<(f64, CandidateInfo)>> = cfg
         .grid
         .par_iter()
         .map(|&l| {
             let k = cfg.kernel(l)?;
             match cfg.utility {
-                Utility::CrossValidation => cv_candidate(&d2, &y, k, &members, d, s * s, &cv_mvee),
-                Utility::LogMarginalLikelihood => lml_candidate(&d2, &y, k, d, s * s, &cv_mvee),
+                Utility::CrossValidation => cv_candidate(&inputs, k, &members),
+                Utility::LogMarginalLikelihood => lml_candidate(&inputs, k),
             }
         })
         .collect();

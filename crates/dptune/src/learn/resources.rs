@@ -140,15 +140,8 @@ mod tests {
         );
         // 10⁸ × 101 + 10⁸ + 1 parameters, 56 bytes each, at least twice: over a terabyte.
         assert!(need.amount >= 2.0 * 56.0 * 1.02e10, "{}", need.amount);
-        let limits = Limits {
-            memory: 22e9,
-            threads: 2,
-            seconds: 3600.0,
-        };
-        let msg = limits
-            .check(&e, false, "use --force to try anyway")
-            .unwrap_err()
-            .to_string();
+        let limits = Limits::test_machine();
+        let msg = limits.refusal(&e);
         assert!(msg.starts_with("invalid parameter `hidden` = 100000000: needs about"));
         // The default MLP on a small table passes.
         let small = Plan::default_for(LearnerKind::DpSgdMlp { hidden: 32 }).unwrap();

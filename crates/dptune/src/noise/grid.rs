@@ -537,11 +537,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: 64,
-            failure_persistence: None,
-            ..proptest::prelude::ProptestConfig::default()
-        })]
+        #![proptest_config(super::super::testutil::proptest_config())]
 
         /// Constructors never panic on arbitrary f64 input, and whatever they accept releases
         /// every finite value onto its grid.

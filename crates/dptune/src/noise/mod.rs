@@ -88,11 +88,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: 64,
-            failure_persistence: None,
-            ..proptest::prelude::ProptestConfig::default()
-        })]
+        #![proptest_config(super::testutil::proptest_config())]
 
         /// No constructor panics on arbitrary `f64` input; the constant-cost samplers that
         /// accept a parameter draw from it without panicking.

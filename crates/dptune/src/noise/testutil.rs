@@ -4,6 +4,16 @@ use std::collections::HashMap;
 
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
+/// The property tests' settings: 64 cases, and no failure files written into the source tree
+/// (a failing case is printed instead).
+pub fn proptest_config() -> proptest::prelude::ProptestConfig {
+    proptest::prelude::ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    }
+}
+
 /// Probability with which a goodness-of-fit check rejects a correct sampler.
 pub const FALSE_FAILURE: f64 = 1e-6;
 

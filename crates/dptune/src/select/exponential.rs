@@ -1,8 +1,8 @@
 //! The exponential mechanism, sampled exactly by rejection.
 
-use super::exact::{EmSampler, Levels, Rate};
+use super::exact::{EmSampler, Levels};
 use super::Selector;
-use super::{check_epsilon, gap, normalise_log_weights, Goal, Sensitivity, Snapped};
+use super::{gap, normalise_log_weights, Calibrated, Goal, Sensitivity};
 use crate::error::Result;
 use crate::noise::SecureRng;
 use crate::numeric::mul_up;
@@ -27,9 +27,8 @@ use crate::privacy::{Guarantee, Neighbours};
 ///   The running time depends on the scores (THEORY.md §15).
 #[derive(Debug, Clone)]
 pub struct ExponentialMechanism {
-    snapped: Snapped,
+    cal: Calibrated,
     epsilon: f64,
-    rate: Rate,
     sampler: EmSampler,
     guarantee: Guarantee,
 }
@@ -43,15 +42,12 @@ impl ExponentialMechanism {
         epsilon: f64,
         neighbours: Neighbours,
     ) -> Result<Self> {
-        let snapped = Snapped::from_scores(scores, goal, sensitivity.delta())?;
-        check_epsilon(epsilon)?;
-        let rate = Rate::new(epsilon, snapped.range_steps(sensitivity.is_monotonic()));
+        let cal = Calibrated::new(scores, goal, sensitivity, epsilon)?;
         let guarantee = em_guarantee(epsilon, neighbours)?;
-        let sampler = EmSampler::new(&snapped.vals, snapped.max, &rate);
+        let sampler = EmSampler::new(&cal.snapped.vals, cal.snapped.max, &cal.rate);
         Ok(Self {
-            snapped,
+            cal,
             epsilon,
-            rate,
             sampler,
             guarantee,
         })
@@ -64,14 +60,7 @@ impl ExponentialMechanism {
 
     /// The exact selection probabilities of the implemented mechanism, computed in log space.
     pub fn probabilities(&self) -> Vec<f64> {
-        let c = self.rate.approx;
-        let logw: Vec<f64> = (0..self.snapped.vals.len())
-            .map(|i| match self.snapped.gap(i) {
-                Some(g) => -(g as f64) * c,
-                None => f64::NEG_INFINITY,
-            })
-            .collect();
-        normalise_log_weights(&logw)
+        normalise_log_weights(&self.cal.log_weights())
     }
 }
 
@@ -84,7 +73,7 @@ impl Selector for ExponentialMechanism {
     }
 
     fn draw(&self, rng: &mut SecureRng) -> usize {
-        self.sampler.draw(rng, &self.snapped.vals)
+        self.sampler.draw(rng, &self.cal.snapped.vals)
     }
 }
 

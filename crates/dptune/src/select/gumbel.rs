@@ -1,10 +1,6 @@
 //! Report-noisy-max with Gumbel noise, which *is* the exponential mechanism.
 
-use super::Selector;
-use super::{ExponentialMechanism, Goal, Sensitivity};
-use crate::error::Result;
-use crate::noise::SecureRng;
-use crate::privacy::{Guarantee, Neighbours};
+use super::ExponentialMechanism;
 
 /// argmax_i (u_i + G_i), G_i i.i.d. Gumbel(R/ε).
 ///
@@ -17,40 +13,7 @@ use crate::privacy::{Guarantee, Neighbours};
 /// * **Sampling.** A floating-point Gumbel sampler is attackable (THEORY.md §14.1), so the
 ///   draw is made by the exact EM rejection sampler, which has the same distribution (tested
 ///   by a chi-square comparison in `tests/golden_selection.rs`).
-#[derive(Debug, Clone)]
-pub struct GumbelMax {
-    em: ExponentialMechanism,
-}
-
-impl GumbelMax {
-    /// Same inputs and validation as [`ExponentialMechanism::new`].
-    pub fn new(
-        scores: &[f64],
-        goal: Goal,
-        sensitivity: Sensitivity,
-        epsilon: f64,
-        neighbours: Neighbours,
-    ) -> Result<Self> {
-        Ok(Self {
-            em: ExponentialMechanism::new(scores, goal, sensitivity, epsilon, neighbours)?,
-        })
-    }
-
-    /// The exact selection probabilities (those of the exponential mechanism).
-    pub fn probabilities(&self) -> Vec<f64> {
-        self.em.probabilities()
-    }
-}
-
-impl Selector for GumbelMax {
-    type Output = usize;
-
-    /// ε pure and ε²/8 zCDP.
-    fn guarantee(&self) -> &Guarantee {
-        self.em.guarantee()
-    }
-
-    fn draw(&self, rng: &mut SecureRng) -> usize {
-        self.em.draw(rng)
-    }
-}
+///
+/// Being the exponential mechanism in distribution, privacy and sampling, it is that type: the
+/// same constructor (inputs, validation), probabilities and charge, written once.
+pub type GumbelMax = ExponentialMechanism;

@@ -1,9 +1,8 @@
 //! Report-noisy-max with Laplace noise, on a power-of-two grid with exact discrete noise.
 
-use super::exact::Rate;
 use super::lazy_max::LazyLaplaceMax;
 use super::Selector;
-use super::{check_epsilon, oriented_scores, Goal, Sensitivity, Snapped};
+use super::{check_epsilon, oriented_scores, Calibrated, Goal, Sensitivity, Snapped};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
 use crate::numeric::quadrature::{gauss_legendre_unit, integrate};
@@ -46,13 +45,11 @@ impl LaplaceNoisyMax {
         neighbours: Neighbours,
     ) -> Result<Self> {
         let oriented = oriented_scores(scores, goal)?;
-        check_epsilon(epsilon)?;
-        let snapped = Snapped::new(&oriented, sensitivity.delta());
-        let steps = snapped.range_steps(sensitivity.is_monotonic());
-        let sampler = LazyLaplaceMax::new(&Rate::new(epsilon, steps));
-        let scale = steps as f64 * snapped.grid.step() / epsilon;
+        let cal = Calibrated::from_oriented(&oriented, sensitivity, check_epsilon(epsilon)?);
+        let sampler = LazyLaplaceMax::new(&cal.rate);
+        let scale = cal.steps as f64 * cal.snapped.grid.step() / epsilon;
         Ok(Self {
-            snapped,
+            snapped: cal.snapped,
             oriented,
             sampler,
             scale,

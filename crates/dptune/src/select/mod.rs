@@ -36,7 +36,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -65,7 +65,7 @@ pub use sensitivity::{Goal, Sensitivity};
 pub use sparse_vector::SparseVector;
 pub use top_k::{NoisyTopK, TopKMethod};
 
-use exact::{Grid, EXCLUDED};
+use exact::{Grid, Rate, EXCLUDED};
 
 use crate::noise::SecureRng;
 use crate::privacy::{Guarantee, Ledger, Release};
@@ -109,7 +109,7 @@ pub trait Selector {
 const GRID_BITS: i32 = 40;
 
 /// The selection mechanisms by name (as used by the CLI's `--mechanism`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mechanism {
     /// [`ExponentialMechanism`].
@@ -175,19 +175,10 @@ impl fmt::Display for Mechanism {
 
 impl FromStr for Mechanism {
     type Err = Error;
+    /// The serde (kebab-case) name, which [`Mechanism::NAMES`] lists in declaration order.
     fn from_str(s: &str) -> Result<Self> {
-        use Mechanism::*;
-        let all = [
-            Exponential,
-            Gumbel,
-            Laplace,
-            PermuteAndFlip,
-            Gaussian,
-            Gem,
-            TopK,
-            SparseVector,
-        ];
-        all.into_iter().find(|m| m.to_string() == s).ok_or_else(|| {
+        use serde::de::{value, IntoDeserializer};
+        Self::deserialize(IntoDeserializer::<value::Error>::into_deserializer(s)).map_err(|_| {
             Error::invalid(
                 "mechanism",
                 s,
@@ -325,6 +316,60 @@ impl Snapped {
     #[inline]
     pub fn gap(&self, i: usize) -> Option<u128> {
         gap(self.max, self.vals[i])
+    }
+}
+
+/// Scores snapped for a per-candidate sensitivity Δ and the exact rate c = ε/R on that grid
+/// (R = Δ monotone or 2Δ, in grid steps, the rounding included): what the exponential
+/// mechanism, permute-and-flip, report-noisy-max with Laplace noise and top-k all start from.
+#[derive(Debug, Clone)]
+pub(crate) struct Calibrated {
+    pub snapped: Snapped,
+    /// R in grid steps.
+    pub steps: u128,
+    pub rate: Rate,
+}
+
+impl Calibrated {
+    /// Validates `scores`, then `epsilon` (errors name them, in that order), and calibrates.
+    pub fn new(scores: &[f64], goal: Goal, sensitivity: Sensitivity, epsilon: f64) -> Result<Self> {
+        let snapped = Snapped::from_scores(scores, goal, sensitivity.delta())?;
+        Ok(Self::on(snapped, sensitivity, check_epsilon(epsilon)?))
+    }
+
+    /// Calibrates scores already validated and oriented by [`oriented_scores`], for a checked ε.
+    pub fn from_oriented(oriented: &[f64], sensitivity: Sensitivity, epsilon: f64) -> Self {
+        Self::on(
+            Snapped::new(oriented, sensitivity.delta()),
+            sensitivity,
+            epsilon,
+        )
+    }
+
+    fn on(snapped: Snapped, sensitivity: Sensitivity, epsilon: f64) -> Self {
+        let steps = snapped.range_steps(sensitivity.is_monotonic());
+        Self {
+            snapped,
+            steps,
+            rate: Rate::new(epsilon, steps),
+        }
+    }
+
+    /// ln of the weight exp(−(top − v)·c) of a candidate with snapped score `v` against the
+    /// maximum `top` (−∞ when excluded), with c in floating point: for closed-form
+    /// probabilities only, never for sampling.
+    pub fn log_weight(&self, top: i128, v: i128) -> f64 {
+        gap(top, v).map_or(f64::NEG_INFINITY, |g| -(g as f64) * self.rate.approx)
+    }
+
+    /// [`Calibrated::log_weight`] of every candidate against the overall maximum.
+    pub fn log_weights(&self) -> Vec<f64> {
+        let top = self.snapped.max;
+        self.snapped
+            .vals
+            .iter()
+            .map(|&v| self.log_weight(top, v))
+            .collect()
     }
 }
 

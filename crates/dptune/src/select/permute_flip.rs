@@ -1,8 +1,8 @@
 //! Permute-and-flip (= report-noisy-max with exponential noise), sampled exactly.
 
-use super::exact::{Levels, Rate};
+use super::exact::Levels;
 use super::Selector;
-use super::{check_epsilon, gap, Goal, Sensitivity, Snapped};
+use super::{gap, Calibrated, Goal, Sensitivity};
 use crate::error::Result;
 use crate::noise::SecureRng;
 use crate::numeric::quadrature::gauss_legendre_unit;
@@ -29,8 +29,7 @@ use crate::privacy::{Guarantee, Neighbours};
 ///   with m coins whatever the scores (no shuffle, no data-dependent number of proposals).
 #[derive(Debug, Clone)]
 pub struct PermuteAndFlip {
-    snapped: Snapped,
-    rate: Rate,
+    cal: Calibrated,
     levels: Levels,
     guarantee: Guarantee,
 }
@@ -44,29 +43,23 @@ impl PermuteAndFlip {
         epsilon: f64,
         neighbours: Neighbours,
     ) -> Result<Self> {
-        let snapped = Snapped::from_scores(scores, goal, sensitivity.delta())?;
-        check_epsilon(epsilon)?;
-        let rate = Rate::new(epsilon, snapped.range_steps(sensitivity.is_monotonic()));
+        let cal = Calibrated::new(scores, goal, sensitivity, epsilon)?;
         Ok(Self {
-            levels: rate.levels(),
-            snapped,
-            rate,
+            levels: cal.rate.levels(),
+            cal,
             guarantee: Guarantee::pure(epsilon, neighbours)?,
         })
     }
 
     /// The number of candidates.
     pub fn candidates(&self) -> usize {
-        self.snapped.vals.len()
+        self.cal.snapped.vals.len()
     }
 
     /// Exact selection probabilities P[i] = p_i ∫₀¹ ∏_{j≠i}(1 − p_j t) dt (a polynomial
     /// integrated exactly by ⌈m/2⌉ + 1 Gauss–Legendre nodes). Cost O(m²).
     pub fn probabilities(&self) -> Vec<f64> {
-        let c = self.rate.approx;
-        let p: Vec<f64> = (0..self.snapped.vals.len())
-            .map(|i| self.snapped.gap(i).map_or(0.0, |g| (-(g as f64) * c).exp()))
-            .collect();
+        let p: Vec<f64> = self.cal.log_weights().iter().map(|l| l.exp()).collect();
         pf_probabilities(&p)
     }
 }
@@ -80,8 +73,8 @@ impl Selector for PermuteAndFlip {
     }
 
     fn draw(&self, rng: &mut SecureRng) -> usize {
-        let vals = &self.snapped.vals;
-        pf_draw(rng, vals, 0..vals.len(), self.snapped.max, &self.levels)
+        let vals = &self.cal.snapped.vals;
+        pf_draw(rng, vals, 0..vals.len(), self.cal.snapped.max, &self.levels)
     }
 }
 

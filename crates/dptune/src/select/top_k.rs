@@ -1,10 +1,10 @@
 //! Noisy top-k: peeling permute-and-flip or one-shot Gumbel (= peeling EM), ordered output.
 
-use super::exact::{Levels, Rate};
+use super::exact::Levels;
 use super::exponential::em_draw_among;
 use super::permute_flip::{pf_draw, pf_probabilities};
 use super::Selector;
-use super::{check_epsilon, gap, oriented_scores, Goal, Sensitivity, Snapped};
+use super::{check_epsilon, oriented_scores, Calibrated, Goal, Sensitivity};
 use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::numeric::mul_up;
@@ -31,8 +31,7 @@ pub enum TopKMethod {
 ///   not released.
 #[derive(Debug, Clone)]
 pub struct NoisyTopK {
-    snapped: Snapped,
-    rate: Rate,
+    cal: Calibrated,
     levels: Levels,
     k: usize,
     method: TopKMethod,
@@ -60,8 +59,7 @@ impl NoisyTopK {
                 format!("must lie in 1..={finite} (the number of non-excluded candidates)"),
             ));
         }
-        let snapped = Snapped::new(&oriented, sensitivity.delta());
-        let rate = Rate::new(epsilon, snapped.range_steps(sensitivity.is_monotonic()));
+        let cal = Calibrated::from_oriented(&oriented, sensitivity, epsilon);
         let kf = k as f64;
         let pure = Guarantee::pure(mul_up(kf, epsilon), neighbours)?;
         let guarantee = match method {
@@ -72,9 +70,8 @@ impl NoisyTopK {
             )?)?,
         };
         Ok(Self {
-            levels: rate.levels(),
-            snapped,
-            rate,
+            levels: cal.rate.levels(),
+            cal,
             k,
             method,
             guarantee,
@@ -84,7 +81,7 @@ impl NoisyTopK {
     /// The exact probability of releasing the ordered tuple `indices` (0 if it is not k
     /// distinct candidates).
     pub fn tuple_probability(&self, indices: &[usize]) -> f64 {
-        let m = self.snapped.vals.len();
+        let m = self.cal.snapped.vals.len();
         let mut seen = vec![false; m];
         if indices.len() != self.k || indices.iter().any(|&i| i >= m) {
             return 0.0;
@@ -97,15 +94,12 @@ impl NoisyTopK {
             let live: Vec<usize> = (0..m).filter(|&j| !seen[j]).collect();
             let top = live
                 .iter()
-                .map(|&j| self.snapped.vals[j])
+                .map(|&j| self.cal.snapped.vals[j])
                 .max()
                 .unwrap_or(0);
             let weights: Vec<f64> = live
                 .iter()
-                .map(|&j| {
-                    gap(top, self.snapped.vals[j])
-                        .map_or(0.0, |g| (-(g as f64) * self.rate.approx).exp())
-                })
+                .map(|&j| self.cal.log_weight(top, self.cal.snapped.vals[j]).exp())
                 .collect();
             let pos = live.iter().position(|&j| j == i).unwrap_or(0);
             p *= match self.method {
@@ -127,7 +121,7 @@ impl Selector for NoisyTopK {
     }
 
     fn draw(&self, rng: &mut SecureRng) -> Vec<usize> {
-        let vals = &self.snapped.vals;
+        let vals = &self.cal.snapped.vals;
         let mut live: Vec<usize> = (0..vals.len()).collect();
         let mut out = Vec::with_capacity(self.k);
         for _ in 0..self.k {

@@ -352,16 +352,9 @@ pub fn smallest_dpsgd_noise<T>(
             None => break,
         }
     }
-    while hi > lo * ratio {
-        let mid = (lo * hi).sqrt();
-        match tight(mid)? {
-            Some(b) => {
-                best = b;
-                hi = mid;
-            }
-            None => lo = mid,
-        }
-    }
+    bisect(lo, hi, Split::Geometric, within_factor(ratio), |z| {
+        Ok(tight(z)?.map(|b| best = b).is_some())
+    })?;
     Ok(Some(best))
 }
 

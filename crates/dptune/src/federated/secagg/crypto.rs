@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use chacha20::ChaCha20;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
-use chacha20poly1305::ChaCha20Poly1305;
+use chacha20poly1305::{ChaCha20Poly1305, Nonce};
 use curve25519_dalek::edwards::EdwardsPoint;
 use curve25519_dalek::montgomery::MontgomeryPoint;
 use hkdf::Hkdf;
@@ -296,16 +296,7 @@ fn aad(round: u64, from: u32, to: u32) -> [u8; 16] {
 
 /// ChaCha20-Poly1305 encryption of `plaintext` from `from` to `to` in `round`.
 pub(crate) fn seal(key: &[u8; 32], round: u64, from: u32, to: u32, plaintext: &[u8]) -> Vec<u8> {
-    let cipher = ChaCha20Poly1305::new(key.into());
-    let ad = aad(round, from, to);
-    cipher
-        .encrypt(
-            &nonce(from, to).into(),
-            Payload {
-                msg: plaintext,
-                aad: &ad,
-            },
-        )
+    in_channel(key, round, from, to, plaintext, |c, n, p| c.encrypt(n, p))
         .expect("ChaCha20-Poly1305 encryption of a short message cannot fail")
 }
 
@@ -318,18 +309,24 @@ pub(crate) fn open(
     to: u32,
     ciphertext: &[u8],
 ) -> Option<Zeroizing<Vec<u8>>> {
-    let cipher = ChaCha20Poly1305::new(key.into());
-    let ad = aad(round, from, to);
-    cipher
-        .decrypt(
-            &nonce(from, to).into(),
-            Payload {
-                msg: ciphertext,
-                aad: &ad,
-            },
-        )
+    in_channel(key, round, from, to, ciphertext, |c, n, p| c.decrypt(n, p))
         .ok()
         .map(Zeroizing::new)
+}
+
+/// Applies `op` (encryption or decryption) to `msg` under `key` with the nonce and associated
+/// data of the message from `from` to `to` in `round`: sealing and opening bind one context.
+fn in_channel<T>(
+    key: &[u8; 32],
+    round: u64,
+    from: u32,
+    to: u32,
+    msg: &[u8],
+    op: impl FnOnce(&ChaCha20Poly1305, &Nonce, Payload) -> T,
+) -> T {
+    let cipher = ChaCha20Poly1305::new(key.into());
+    let ad = aad(round, from, to);
+    op(&cipher, &nonce(from, to).into(), Payload { msg, aad: &ad })
 }
 
 #[cfg(test)]
