@@ -49,7 +49,7 @@ fn fft_error(n: usize) -> f64 {
 /// wastes up to half the transform, and at 2^19 rustfft's transposes also stride through the
 /// cache badly (measured: two real transforms of 400,000 points took about half the time of
 /// two of 524,288).
-fn fft_len(width: usize) -> usize {
+pub(super) fn fft_len(width: usize) -> usize {
     let width = width.max(2);
     let mut best = width.next_power_of_two();
     let mut p5 = 1usize;
