@@ -42,26 +42,39 @@ fn builder(cfg: &PldConfig, from: f64, to: f64, optimistic: bool) -> Result<Buil
     Ok(b)
 }
 
+/// One continuous part of P on [lo, hi] (`seg`), P's mass below lo (`below`, put at loss(lo),
+/// which only raises it: the loss is increasing) and the mass above hi (`above`, put at +∞):
+/// the shape of every Gaussian pair here, with lo and hi c standard deviations out.
+fn gaussian_shaped(
+    cfg: &PldConfig,
+    optimistic: bool,
+    seg: &Segment<'_>,
+    below: f64,
+    above: f64,
+) -> Discretised {
+    let floor = (seg.loss)(seg.lo);
+    let mut b = builder(cfg, floor, (seg.loss)(seg.hi), optimistic)?;
+    b.segment(seg);
+    b.atom(below, floor);
+    b.atom(above, f64::INFINITY);
+    Ok(b.finish())
+}
+
 /// Gaussian noise N(0, s²) on a sensitivity-1 query (s = σ/Δ): P = N(1, s²), Q = N(0, s²),
 /// L(o) = (2o − 1)/(2s²), i.e. L ~ N(μ, 2μ) with μ = 1/(2s²) (THEORY.md §16a; Balle & Wang
 /// 2018, arXiv 1805.06530, Thm. 8 for the exact profile this reproduces at the grid points).
 pub(super) fn gaussian(s: f64, cfg: &PldConfig, optimistic: bool) -> Discretised {
     let c = width(cfg.tail);
     let two_s2 = 2.0 * s * s;
-    let loss = |o: f64| (2.0 * o - 1.0) / two_s2;
-    let (lo, hi) = (1.0 - c * s, 1.0 + c * s);
-    let mut b = builder(cfg, loss(lo), loss(hi), optimistic)?;
-    b.segment(&Segment {
-        lo,
-        hi,
+    let seg = Segment {
+        lo: 1.0 - c * s,
+        hi: 1.0 + c * s,
         density: &|o| phi((o - 1.0) / s) / s,
-        loss: &loss,
+        loss: &|o| (2.0 * o - 1.0) / two_s2,
         output_at: &|l| 0.5 + l * s * s,
         step: s / 8.0,
-    });
-    b.atom(ndtr(-c), loss(lo));
-    b.atom(ndtr(-c), f64::INFINITY);
-    Ok(b.finish())
+    };
+    gaussian_shaped(cfg, optimistic, &seg, ndtr(-c), ndtr(-c))
 }
 
 /// Laplace noise with scale b on a sensitivity-Δ query, r = Δ/b, in units of b: P = Lap(r, 1),
@@ -106,24 +119,18 @@ pub(super) fn subsampled_gaussian_remove(
     optimistic: bool,
 ) -> Discretised {
     let c = width(cfg.tail);
-    let two_s2 = 2.0 * s * s;
-    let s2 = s * s;
-    {
-        let loss = |o: f64| (q * ((2.0 * o - 1.0) / two_s2).exp_m1()).ln_1p();
-        let (lo, hi) = (-c * s, 1.0 + c * s);
-        let mut b = builder(cfg, loss(lo), loss(hi), optimistic)?;
-        b.segment(&Segment {
-            lo,
-            hi,
-            density: &|o| ((1.0 - q) * phi(o / s) + q * phi((o - 1.0) / s)) / s,
-            loss: &loss,
-            output_at: &|l| 0.5 + s2 * (l.exp_m1() / q).ln_1p(),
-            step: s / 8.0,
-        });
-        b.atom((1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s), loss(lo));
-        b.atom((1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c), f64::INFINITY);
-        Ok(b.finish())
-    }
+    let (two_s2, s2) = (2.0 * s * s, s * s);
+    let seg = Segment {
+        lo: -c * s,
+        hi: 1.0 + c * s,
+        density: &|o| ((1.0 - q) * phi(o / s) + q * phi((o - 1.0) / s)) / s,
+        loss: &|o| (q * ((2.0 * o - 1.0) / two_s2).exp_m1()).ln_1p(),
+        output_at: &|l| 0.5 + s2 * (l.exp_m1() / q).ln_1p(),
+        step: s / 8.0,
+    };
+    let below = (1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s);
+    let above = (1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c);
+    gaussian_shaped(cfg, optimistic, &seg, below, above)
 }
 
 /// The add direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
@@ -134,24 +141,16 @@ pub(super) fn subsampled_gaussian_add(
     optimistic: bool,
 ) -> Discretised {
     let c = width(cfg.tail);
-    let two_s2 = 2.0 * s * s;
-    let s2 = s * s;
-    {
-        let loss = |o: f64| -(q * ((1.0 - 2.0 * o) / two_s2).exp_m1()).ln_1p();
-        let (lo, hi) = (1.0 - c * s, 1.0 + c * s);
-        let mut b = builder(cfg, loss(lo), loss(hi), optimistic)?;
-        b.segment(&Segment {
-            lo,
-            hi,
-            density: &|o| phi((o - 1.0) / s) / s,
-            loss: &loss,
-            output_at: &|l| 0.5 - s2 * ((-l).exp_m1() / q).ln_1p(),
-            step: s / 8.0,
-        });
-        b.atom(ndtr(-c), loss(lo));
-        b.atom(ndtr(-c), f64::INFINITY);
-        Ok(b.finish())
-    }
+    let (two_s2, s2) = (2.0 * s * s, s * s);
+    let seg = Segment {
+        lo: 1.0 - c * s,
+        hi: 1.0 + c * s,
+        density: &|o| phi((o - 1.0) / s) / s,
+        loss: &|o| -(q * ((1.0 - 2.0 * o) / two_s2).exp_m1()).ln_1p(),
+        output_at: &|l| 0.5 - s2 * ((-l).exp_m1() / q).ln_1p(),
+        step: s / 8.0,
+    };
+    gaussian_shaped(cfg, optimistic, &seg, ndtr(-c), ndtr(-c))
 }
 
 /// The Poisson-subsampled Laplace mechanism (rate q, r = Δ/b, units of b). Remove:
@@ -196,16 +195,19 @@ pub(super) fn subsampled_laplace(
     Ok((remove, add))
 }
 
+/// The discrete Gaussian, discretised ([`discrete_gaussian_progression`]).
+#[cfg(test)]
+pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Discretised {
+    discrete_gaussian_progression(sigma, delta, cfg).discretise(cfg.interval)
+}
+
 /// The discrete Gaussian N_Z(0, σ²) on an integer query of sensitivity Δ (Canonne, Kamath &
 /// Steinke 2020, arXiv 2004.00010): P = N_Z(Δ, σ²), Q = N_Z(0, σ²), L(o) = Δ(2o − Δ)/(2σ²).
 /// The normaliser is the partial sum over the window, which is below the true one, so every
 /// mass is overstated (a pointwise larger measure only raises δ); the mass beyond the window on
 /// either side is at most σ√(2π)Φ(−K/σ)/Z_K by comparison with the integral.
-pub(super) fn discrete_gaussian(sigma: f64, delta: i64, cfg: &PldConfig) -> Discretised {
-    discrete_gaussian_progression(sigma, delta, cfg).discretise(cfg.interval)
-}
-
-/// The law of [`discrete_gaussian`] before discretising: the outputs o = Δ − K .. Δ + K have
+///
+/// Its law before discretising: the outputs o = Δ − K .. Δ + K have
 /// losses (Δ(Δ − 2K) + 2Δ·j)/(2σ²), j = o − Δ + K; the mass beyond the window below is put on
 /// the lowest output, the mass above at +∞. Relative error of each mass: its exponent
 /// n²/(2σ²) ≤ A = K²/(2σ²) is off by at most 3u·A (two roundings and that of 2σ²), `exp` adds an

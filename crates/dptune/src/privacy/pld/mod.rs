@@ -165,13 +165,7 @@ impl Pld {
         neighbours: Neighbours,
         config: PldConfig,
     ) -> Result<Self> {
-        let d = Self::check_discrete_gaussian(sigma, sensitivity, config)?;
-        Ok(Self::symmetric(
-            mechanisms::discrete_gaussian(sigma, d, &config)
-                .map_err(|e| e.refuse("sigma", sigma))?,
-            neighbours,
-            config,
-        ))
+        Self::discrete_gaussian_times(sigma, sensitivity, 1, neighbours, config)
     }
 
     /// The parameter checks of [`Pld::discrete_gaussian`]; the integer sensitivity.
@@ -200,22 +194,23 @@ impl Pld {
         if times == 0 {
             return Err(Error::invalid("times", times, "must be >= 1"));
         }
+        let one = mechanisms::discrete_gaussian_progression(sigma, d, &config);
         // Neighbouring losses are 2Δ/(2σ²) apart; finer than the grid, the FFT is the better way.
-        let exact = if d as f64 / (sigma * sigma) > config.interval {
-            mechanisms::discrete_gaussian_progression(sigma, d, &config).power(times, config.tail)
+        let exact = if times == 1 {
+            None
+        } else if d as f64 / (sigma * sigma) > config.interval {
+            one.power(times, config.tail)
         } else {
             None
         };
+        let discretised = |law: &progression::Progression, name: &'static str, value: f64| {
+            law.discretise(config.interval)
+                .map(|pmf| Self::symmetric(pmf, neighbours, config))
+                .map_err(|e| e.refuse(name, value))
+        };
         match exact {
-            Some(law) => Ok(Self::symmetric(
-                law.discretise(config.interval)
-                    .map_err(|e| e.refuse("times", times))?,
-                neighbours,
-                config,
-            )),
-            None => {
-                Self::discrete_gaussian(sigma, sensitivity, neighbours, config)?.self_compose(times)
-            }
+            Some(law) => discretised(&law, "times", times as f64),
+            None => discretised(&one, "sigma", sigma)?.self_compose(times),
         }
     }
 

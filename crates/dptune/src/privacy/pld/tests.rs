@@ -406,3 +406,23 @@ fn an_uncharged_progression_tail_is_rejected() {
         "dropping the cut tail must be caught: {w} vs {lower}"
     );
 }
+
+/// The FFT length is the smallest even 2^a·3^b·5^c at or above the width: checked against a
+/// plain search upward (which a length with another prime factor, an odd length or one
+/// further up would fail).
+#[test]
+fn fft_lengths_are_the_nearest_even_five_smooth_numbers() {
+    let smooth = |mut m: usize| {
+        for p in [2, 3, 5] {
+            while m.is_multiple_of(p) {
+                m /= p;
+            }
+        }
+        m == 1
+    };
+    let search = |w: usize| (w.max(2)..).find(|&n| n % 2 == 0 && smooth(n)).unwrap();
+    for w in (1..2000).chain([100_000, 131_073, 262_145, 400_001, 1 << 20]) {
+        assert_eq!(pmf::fft_len(w), search(w), "width {w}");
+    }
+    assert_eq!(pmf::fft_len(400_001), 405_000);
+}
