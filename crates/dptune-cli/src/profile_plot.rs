@@ -15,14 +15,8 @@ const FRAME: Frame = Frame {
 
 /// `rows` are (ε, δ by PLD, δ by the closed-form route if any), ε increasing.
 pub fn svg(rows: &[(f64, f64, Option<f64>)]) -> String {
-    let Frame {
-        width: w,
-        height: h,
-        left,
-        top,
-        ..
-    } = FRAME;
-    let (right, bottom) = (w - FRAME.right, h - FRAME.bottom);
+    let (w, h) = (FRAME.width, FRAME.height);
+    let (left, top, right, bottom) = (FRAME.left, FRAME.top, w - FRAME.right, h - FRAME.bottom);
     let positive = rows
         .iter()
         .flat_map(|r| [Some(r.1), r.2])
@@ -79,7 +73,12 @@ pub fn svg(rows: &[(f64, f64, Option<f64>)]) -> String {
         s.polyline(&closed_points, closed, dashed);
     }
     let lx = right - 190.0;
-    s.line((lx, top + 10.0), (lx + 25.0, top + 10.0), pld, r#"stroke-width="2""#);
+    s.line(
+        (lx, top + 10.0),
+        (lx + 25.0, top + 10.0),
+        pld,
+        r#"stroke-width="2""#,
+    );
     s.text(
         (lx + 30.0, top + 14.0),
         Anchor::Start,
@@ -87,6 +86,11 @@ pub fn svg(rows: &[(f64, f64, Option<f64>)]) -> String {
         "",
     );
     s.line((lx, top + 28.0), (lx + 25.0, top + 28.0), closed, dashed);
-    s.text((lx + 30.0, top + 32.0), Anchor::Start, "RDP / zCDP / pure", "");
+    s.text(
+        (lx + 30.0, top + 32.0),
+        Anchor::Start,
+        "RDP / zCDP / pure",
+        "",
+    );
     s.finish()
 }

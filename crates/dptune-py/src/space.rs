@@ -47,7 +47,9 @@ pub(crate) fn value_from_py(name: &str, v: &Bound<'_, PyAny>) -> R<Value> {
 /// One item of the grammar: a list or dict as written, anything else a value.
 fn written(v: &Bound<'_, PyAny>) -> R<Written> {
     if let Ok(l) = v.cast::<PyList>() {
-        return Ok(Written::List(l.iter().map(|x| written(&x)).collect::<R<_>>()?));
+        return Ok(Written::List(
+            l.iter().map(|x| written(&x)).collect::<R<_>>()?,
+        ));
     }
     if let Ok(d) = v.cast::<PyDict>() {
         return Ok(Written::Table(
@@ -76,9 +78,8 @@ pub(crate) fn space_from(obj: &Bound<'_, PyAny>) -> R<SearchSpace> {
         let name: String = k
             .extract()
             .map_err(|_| invalid("space", type_name(&k), "names must be strings"))?;
-        let table = |kind: String, items: Vec<Written>| {
-            Written::Table(vec![(kind, Written::List(items))])
-        };
+        let table =
+            |kind: String, items: Vec<Written>| Written::Table(vec![(kind, Written::List(items))]);
         let domain = if let Ok(t) = v.cast::<PyTuple>() {
             let kind = t.get_item(0).and_then(|x| x.extract());
             let (Ok(kind), 3) = (kind, t.len()) else {
@@ -88,7 +89,10 @@ pub(crate) fn space_from(obj: &Bound<'_, PyAny>) -> R<SearchSpace> {
             table(kind, ends.iter().map(written).collect::<R<_>>()?)
         } else if let Ok(l) = v.cast::<PyList>() {
             let values = l.iter().map(|x| value_from_py("space", &x));
-            table("values".into(), values.map(|x| x.map(Written::Value)).collect::<R<_>>()?)
+            table(
+                "values".into(),
+                values.map(|x| x.map(Written::Value)).collect::<R<_>>()?,
+            )
         } else if v.is_instance_of::<PyDict>() {
             written(&v)?
         } else {

@@ -194,10 +194,23 @@ mod tests {
         s.polyline(&[(1.0, 2.0), (3.25, 4.0)], "red", "");
         s.circle((1.0, 1.0), 3.0, r#"fill="red""#);
         let out = s.finish();
-        assert!(out.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50""#));
-        assert!(out.contains(r##"<line x1="0.0" y1="1.0" x2="10.0" y2="2.1" stroke="#000" stroke-width="2"/>"##), "{out}");
-        assert!(out.contains(r#"text-anchor="end">a&lt;b &amp; &quot;c&quot;</text>"#), "{out}");
-        assert!(out.contains(r#"points="1.0,2.0 3.2,4.0" fill="none" stroke="red"/>"#), "{out}");
+        assert!(
+            out.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50""#)
+        );
+        assert!(
+            out.contains(
+                r##"<line x1="0.0" y1="1.0" x2="10.0" y2="2.1" stroke="#000" stroke-width="2"/>"##
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"text-anchor="end">a&lt;b &amp; &quot;c&quot;</text>"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"points="1.0,2.0 3.2,4.0" fill="none" stroke="red"/>"#),
+            "{out}"
+        );
         assert!(out.ends_with("</svg>\n"));
     }
 

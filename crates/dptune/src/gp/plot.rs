@@ -130,7 +130,11 @@ impl GpPlot<'_> {
         }
         for (k, (c, t)) in legend.iter().enumerate() {
             let y = m + 14.0 * k as f64;
-            s.rect((right - 260.0, y - 9.0), (10.0, 10.0), &format!(r#"fill="{c}""#));
+            s.rect(
+                (right - 260.0, y - 9.0),
+                (10.0, 10.0),
+                &format!(r#"fill="{c}""#),
+            );
             s.text((right - 245.0, y), Anchor::Start, t, "");
         }
         s.finish()

@@ -109,8 +109,8 @@ impl InputScaling {
                     .map(|j| {
                         let col = x.column(j);
                         let mean = col.mean();
-                        let sd = (col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64)
-                            .sqrt();
+                        let sd =
+                            (col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
                         ColumnMap {
                             shift: mean,
                             scale: if sd > 0.0 { sd } else { 1.0 },
@@ -146,16 +146,32 @@ mod tests {
             .unwrap();
         assert_eq!(s.x.column(0).as_slice(), [-2.0, 0.0, 2.0]);
         assert_eq!(s.x.column(1).as_slice(), [-2.0, 0.0, 2.0]);
-        assert_eq!(s.maps[0], ColumnMap { shift: 3.0, scale: 1.5 });
+        assert_eq!(
+            s.maps[0],
+            ColumnMap {
+                shift: 3.0,
+                scale: 1.5
+            }
+        );
         assert_eq!(s.maps[1].raw(2.0), 30.0);
-        assert!(s.note.contains("(a in [0, 6], b in [10, 30]) to [-2, 2]"), "{}", s.note);
+        assert!(
+            s.note.contains("(a in [0, 6], b in [10, 30]) to [-2, 2]"),
+            "{}",
+            s.note
+        );
     }
 
     #[test]
     fn standardising_uses_the_columns_own_mean_and_sd() {
         let s = InputScaling::Standardise.apply(x(), &["a", "b"]).unwrap();
         let sd = 6f64.sqrt(); // population s.d. of 0, 3, 6
-        assert_eq!(s.maps[0], ColumnMap { shift: 3.0, scale: sd });
+        assert_eq!(
+            s.maps[0],
+            ColumnMap {
+                shift: 3.0,
+                scale: sd
+            }
+        );
         assert!((s.x[(2, 0)] - 3.0 / sd).abs() < 1e-15);
         assert!(s.note.contains("PUBLIC"));
         let constant = DMatrix::from_element(2, 1, 4.0);
@@ -177,6 +193,9 @@ mod tests {
         refused(vec![(0.0, 6.0)], "one (low, high) pair per input column");
         refused(vec![(5.0, 1.0), (10.0, 30.0)], "LO < HI");
         refused(vec![(0.0, f64::INFINITY), (10.0, 30.0)], "LO < HI");
-        refused(vec![(0.0, 6.0), (10.0, 25.0)], "b has 30 (data row 3) outside");
+        refused(
+            vec![(0.0, 6.0), (10.0, 25.0)],
+            "b has 30 (data row 3) outside",
+        );
     }
 }

@@ -48,13 +48,7 @@ pub fn svg(report: &StudyReport, title: &str) -> String {
     let step = nice_step((ymax_data - ymin_data).max(1e-12), 8.0);
     let y0 = (ymin_data / step).floor() * step;
     let y1 = ((ymax_data / step).ceil() * step).max(y0 + step);
-    let Frame {
-        width: w,
-        height: h,
-        left,
-        top,
-        ..
-    } = FRAME;
+    let (w, h, left, top) = (FRAME.width, FRAME.height, FRAME.left, FRAME.top);
     let (pw, ph) = (FRAME.inner_width(), FRAME.inner_height());
     let px = |e: f64| left + (e.log10() - lx0) / (lx1 - lx0) * pw;
     let py = |v: f64| top + (y1 - v) / (y1 - y0) * ph;

@@ -301,7 +301,10 @@ mod tests {
         let built = SpaceSpec::new(vec![
             ("epochs".into(), table("int", vec![int(1), float(5.0)])),
             ("lr".into(), table("log-uniform", vec![float(1e-3), int(1)])),
-            ("momentum".into(), table("uniform", vec![int(0), float(0.9)])),
+            (
+                "momentum".into(),
+                table("uniform", vec![int(0), float(0.9)]),
+            ),
             (
                 "opt".into(),
                 table(
@@ -326,7 +329,10 @@ mod tests {
     fn every_mistake_names_the_hyperparameter() {
         for (text, reason) in [
             ("lr = 3", "expected a table such as `values = [...]`"),
-            ("[lr]\nuniform = [0, 1]\nint = [0, 1]", "give exactly one of"),
+            (
+                "[lr]\nuniform = [0, 1]\nint = [0, 1]",
+                "give exactly one of",
+            ),
             ("[lr]", "give exactly one of"),
             ("[lr]\nbetween = 3", "`between` must be an array"),
             ("[lr]\nbetween = [1, 2]", "unknown kind `between`"),
