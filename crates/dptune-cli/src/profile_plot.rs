@@ -62,13 +62,14 @@ pub fn svg(rows: &[(f64, f64, Option<f64>)]) -> String {
     s.vertical_text((16.0, h / 2.0), "delta (log scale)");
     let (pld, closed) = ("#1f77b4", "#d62728");
     let dashed = r#"stroke-width="2" stroke-dasharray="6 4""#;
-    let points = |f: &dyn Fn(&(f64, f64, Option<f64>)) -> Option<f64>| -> Vec<(f64, f64)> {
-        rows.iter()
-            .filter_map(|r| f(r).map(|d| (x(r.0), y(d))))
+    let points = |d: Vec<(f64, Option<f64>)>| -> Vec<(f64, f64)> {
+        d.into_iter()
+            .filter_map(|(e, d)| d.map(|d| (x(e), y(d))))
             .collect()
     };
-    s.polyline(&points(&|r| Some(r.1)), pld, r#"stroke-width="2""#);
-    let closed_points = points(&|r| r.2);
+    let by_pld = points(rows.iter().map(|r| (r.0, Some(r.1))).collect());
+    s.polyline(&by_pld, pld, r#"stroke-width="2""#);
+    let closed_points = points(rows.iter().map(|r| (r.0, r.2)).collect());
     if !closed_points.is_empty() {
         s.polyline(&closed_points, closed, dashed);
     }
