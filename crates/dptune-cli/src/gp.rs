@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use dptune::error::check_positive;
 use dptune::gp::{
-    demo, load_gp_data, private_gp, GpRegression, Kernel, MveeConfig, OutputRange, SelectionConfig,
-    Utility,
+    demo, load_gp_data, private_gp, ColumnMap, GpPlot, GpRegression, InputScaling, Kernel,
+    MveeConfig, NotPrivate, OutputRange, ScaledInputs, SelectionConfig, Utility,
 };
 use dptune::noise::SecureRng;
 use nalgebra::DMatrix;
@@ -140,9 +140,8 @@ struct Loaded {
     source: String,
     x_label: String,
     y_label: String,
-    /// raw = std·scale + shift for the first input column.
-    shift: f64,
-    scale: f64,
+    /// The first input column's public map (the plot's x axis is in raw units).
+    map: ColumnMap,
     scaling_note: String,
 }
 
@@ -155,17 +154,11 @@ fn load(args: &GpArgs) -> Result<Loaded, Failure> {
             y,
             range: OutputRange::new(lo, hi)?,
             signal_sd: args.signal_sd.unwrap_or(demo::SIGNAL_VAR.sqrt()),
-            source: "bundled diabetes (scikit-learn 1.5.2, BSD-3): BMI -> disease progression"
-                .into(),
-            x_label: "BMI (kg/m²)".into(),
-            y_label: "disease progression".into(),
-            shift: demo::BMI_CENTRE,
-            scale: demo::BMI_SCALE,
-            scaling_note: format!(
-                "x = (BMI - {})/{} (public constants)",
-                demo::BMI_CENTRE,
-                demo::BMI_SCALE
-            ),
+            source: demo::SOURCE.into(),
+            x_label: demo::LABELS.0.into(),
+            y_label: demo::LABELS.1.into(),
+            map: demo::BMI_MAP,
+            scaling_note: demo::scaling_note(),
         });
     };
     let yr = args.y_range.as_deref().unwrap_or_default();
@@ -175,7 +168,7 @@ fn load(args: &GpArgs) -> Result<Loaded, Failure> {
     let range = OutputRange::new(yr[0], yr[1])?;
     let data = load_gp_data(path, &args.x, args.y.as_deref().unwrap_or_default())?;
     let names: Vec<&str> = data.x_names.iter().map(String::as_str).collect();
-    let (x, shift, scale, scaling_note) = scale_inputs(data.x, &names, args)?;
+    let ScaledInputs { x, maps, note } = scaling(args, names.len())?.apply(data.x, &names)?;
     Ok(Loaded {
         x,
         y: data.y,
@@ -184,88 +177,35 @@ fn load(args: &GpArgs) -> Result<Loaded, Failure> {
         source: path.display().to_string(),
         x_label: names[0].to_string(),
         y_label: data.y_name,
-        shift,
-        scale,
-        scaling_note,
+        map: maps[0],
+        scaling_note: note,
     })
 }
 
-/// Maps the raw inputs to the scaled units the lengthscales are stated in: by the declared public
-/// bounds of `--x-range` (DESIGN rule 5), or, only when the user asks with `--x-standardise`, by
-/// each column's own mean and s.d. (inputs are public in the cloaking threat model, DPGP.md §2).
-/// Returns the scaled inputs, the first column's shift and scale (raw = scaled·scale + shift),
-/// and a note for the output.
-fn scale_inputs(
-    mut x: DMatrix<f64>,
-    names: &[&str],
-    args: &GpArgs,
-) -> Result<(DMatrix<f64>, f64, f64, String), Failure> {
-    let (n, p) = x.shape();
-    let mut maps = Vec::with_capacity(p);
-    let note = if let Some(r) = &args.x_range {
-        let pairs: Vec<(f64, f64)> = match r.len() {
-            2 => vec![(r[0], r[1]); p],
-            k if k == 2 * p => r.chunks(2).map(|c| (c[0], c[1])).collect(),
-            _ => {
-                return Err(Failure::input(format!(
-                    "--x-range needs LO,HI once or once per --x column ({p} columns, got {} \
-                     numbers)",
-                    r.len()
-                )))
-            }
-        };
-        for (j, &(lo, hi)) in pairs.iter().enumerate() {
-            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                return Err(Failure::input(format!(
-                    "--x-range for column {}: needs finite LO < HI, got {},{}",
-                    names[j],
-                    fmt_param(lo),
-                    fmt_param(hi)
-                )));
-            }
-            if let Some(i) = (0..n).find(|&i| !(lo..=hi).contains(&x[(i, j)])) {
-                return Err(Failure::input(format!(
-                    "--x-range: column {} has {} (data row {}) outside the declared public \
-                     range [{}, {}]; declare bounds that hold for every input",
-                    names[j],
-                    fmt_param(x[(i, j)]),
-                    i + 1,
-                    fmt_param(lo),
-                    fmt_param(hi)
-                )));
-            }
-            maps.push((0.5 * (lo + hi), 0.25 * (hi - lo)));
-        }
-        let ranges: Vec<String> = names
-            .iter()
-            .zip(&pairs)
-            .map(|(c, (lo, hi))| format!("{c} in [{}, {}]", fmt_param(*lo), fmt_param(*hi)))
-            .collect();
-        format!(
-            "inputs scaled by the declared public ranges ({}) to [-2, 2]",
-            ranges.join(", ")
-        )
-    } else if args.x_standardise {
-        for j in 0..p {
-            let col = x.column(j);
-            let mean = col.mean();
-            let sd = (col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
-            maps.push((mean, if sd > 0.0 { sd } else { 1.0 }));
-        }
-        "inputs standardised by their own mean and s.d. (--x-standardise): the inputs are \
-         treated as PUBLIC, as in the cloaking threat model; only the outputs are protected"
-            .to_string()
-    } else {
+/// The public-bounds rule (`dptune::gp::InputScaling`) from `--x-range` (one LO,HI for all
+/// `columns` or one per column) or `--x-standardise`.
+fn scaling(args: &GpArgs, columns: usize) -> Result<InputScaling, Failure> {
+    if args.x_standardise {
+        return Ok(InputScaling::Standardise);
+    }
+    let Some(r) = &args.x_range else {
         return Err(Failure::input(
             "--data needs --x-range LO,HI (declared public input bounds, DESIGN rule 5) or \
              --x-standardise (inputs treated as public and standardised by their own mean and \
              s.d.)",
         ));
     };
-    for (j, &(shift, scale)) in maps.iter().enumerate() {
-        x.column_mut(j).apply(|v| *v = (*v - shift) / scale);
+    match r.len() {
+        2 => Ok(InputScaling::Declared(vec![(r[0], r[1]); columns])),
+        k if k == 2 * columns => Ok(InputScaling::Declared(
+            r.chunks(2).map(|c| (c[0], c[1])).collect(),
+        )),
+        _ => Err(Failure::input(format!(
+            "--x-range needs LO,HI once or once per --x column ({columns} columns, got {} \
+             numbers)",
+            r.len()
+        ))),
     }
-    Ok((x, maps[0].0, maps[0].1, note))
 }
 
 /// The σ_f accepted: its square and every product with the kernel's other public constants stay
@@ -403,15 +343,24 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     };
     // Drawn now, written by `main` after the report (plot_file: the report comes first).
     let plot = args.plot.as_ref().map(|path| {
-        let private = diag.as_ref().map(|d| PlotDiagnostics {
-            x_tr: &x_tr,
-            y_tr: &y_tr,
-            x_te: &x_te,
-            y_te: &y_te,
-            nonpriv: &d.nonpriv,
+        let chart = GpPlot {
+            x_label: &data.x_label,
+            y_label: &data.y_label,
+            map: data.map,
+            range: data.range,
+            x_train: &x_tr,
+            x_test: &x_te,
+            x_star: &x_star,
+            predictions: pred,
+        };
+        let title = format!("{NOT_PRIVATE} (--diagnostics)");
+        let shown = diag.as_ref().map(|d| NotPrivate {
+            title: &title,
+            y_train: &y_tr,
+            y_test: &y_te,
+            mean: &d.nonpriv,
         });
-        let svg = render_svg(&data, &x_tr, &x_te, &x_star, pred, nt, private);
-        plot_file::Pending::new(path, svg)
+        plot_file::Pending::new(path, chart.svg(shown))
     });
     // Every field is classified. [public] = a public input or computed from public inputs (the
     // inputs X, flags, the output range, the OS-keyed or seeded randomness of the split and the
@@ -548,174 +497,4 @@ struct Diagnostics {
     clipped: usize,
     /// The non-private posterior mean at the prediction points (only with --plot).
     nonpriv: Vec<f64>,
-}
-
-/// What the plot adds under `--diagnostics` (NOT PRIVATE): the data points and the non-private
-/// mean.
-struct PlotDiagnostics<'a> {
-    x_tr: &'a DMatrix<f64>,
-    y_tr: &'a [f64],
-    x_te: &'a DMatrix<f64>,
-    y_te: &'a [f64],
-    nonpriv: &'a [f64],
-}
-
-/// A small hand-written SVG: the private predictions with ±2 noise s.d. (the release; the axes
-/// come from the public inputs and the declared output range) and, only with `--diagnostics`,
-/// the training and test points and the non-private mean under a NOT PRIVATE title.
-fn render_svg(
-    data: &Loaded,
-    x_tr: &DMatrix<f64>,
-    x_te: &DMatrix<f64>,
-    x_star: &DMatrix<f64>,
-    pred: &dptune::gp::DpPredictions,
-    nt: usize,
-    private: Option<PlotDiagnostics<'_>>,
-) -> String {
-    let raw = |v: f64| v * data.scale + data.shift;
-    let (w, h, m) = (760.0, 480.0, 60.0);
-    let xs: Vec<f64> = x_tr
-        .column(0)
-        .iter()
-        .chain(x_te.column(0).iter())
-        .map(|v| raw(*v))
-        .collect();
-    let (x0, x1) = (
-        xs.iter().cloned().fold(f64::INFINITY, f64::min),
-        xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
-    );
-    let (y0, y1) = (data.range.lo(), data.range.hi());
-    let px = |x: f64| m + (x - x0) / (x1 - x0).max(1e-12) * (w - 2.0 * m);
-    let py = |y: f64| h - m - (y.clamp(y0, y1) - y0) / (y1 - y0) * (h - 2.0 * m);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">
-<rect width="100%" height="100%" fill="white"/>
-<line x1="{m}" y1="{b}" x2="{r}" y2="{b}" stroke="black"/><line x1="{m}" y1="{m}" x2="{m}" y2="{b}" stroke="black"/>
-<text x="{cx}" y="{tb}" text-anchor="middle">{xl}</text>
-<text x="15" y="{cy}" transform="rotate(-90 15 {cy})" text-anchor="middle">{yl}</text>
-<text x="{m}" y="{tb}" >{x0:.1}</text><text x="{r}" y="{tb}" text-anchor="end">{x1:.1}</text>
-<text x="{ml}" y="{b}" text-anchor="end">{y0}</text><text x="{ml}" y="{mt}" text-anchor="end">{y1}</text>
-"##,
-        b = h - m,
-        r = w - m,
-        cx = w / 2.0,
-        tb = h - m + 30.0,
-        cy = h / 2.0,
-        ml = m - 5.0,
-        mt = m + 4.0,
-        xl = data.x_label,
-        yl = data.y_label,
-    );
-    if private.is_some() {
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="20" text-anchor="middle" fill="#b00">{NOT_PRIVATE} (--diagnostics)</text>"##,
-            w / 2.0
-        );
-    }
-    let empty = DMatrix::zeros(0, 1);
-    let none = PlotDiagnostics {
-        x_tr: &empty,
-        y_tr: &[],
-        x_te: &empty,
-        y_te: &[],
-        nonpriv: &[],
-    };
-    let shown = private.as_ref().unwrap_or(&none);
-    let nonpriv = shown.nonpriv;
-    for (x, y) in shown.x_tr.column(0).iter().zip(shown.y_tr) {
-        let _ = writeln!(
-            s,
-            r##"<circle cx="{:.1}" cy="{:.1}" r="2" fill="#999"/>"##,
-            px(raw(*x)),
-            py(*y)
-        );
-    }
-    for (x, y) in shown.x_te.column(0).iter().zip(shown.y_te) {
-        let _ = writeln!(
-            s,
-            r##"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="none" stroke="#1b9e77"/>"##,
-            px(raw(*x)),
-            py(*y)
-        );
-    }
-    let grid: Vec<usize> = (nt..x_star.nrows()).collect();
-    if grid.is_empty() {
-        // Multi-dimensional inputs: private and non-private predictions at the test points.
-        for i in 0..nt {
-            let x = px(raw(x_star[(i, 0)]));
-            let _ = writeln!(
-                s,
-                r##"<circle cx="{x:.1}" cy="{:.1}" r="3" fill="#d95f02"/>"##,
-                py(pred.values[i])
-            );
-            if let Some(v) = nonpriv.get(i) {
-                let _ = writeln!(
-                    s,
-                    r##"<circle cx="{x:.1}" cy="{:.1}" r="3" fill="#7570b3"/>"##,
-                    py(*v)
-                );
-            }
-        }
-    } else {
-        let path = |f: &dyn Fn(usize) -> f64| {
-            grid.iter()
-                .enumerate()
-                .map(|(k, &i)| {
-                    format!(
-                        "{}{:.1},{:.1}",
-                        if k == 0 { "M" } else { "L" },
-                        px(raw(x_star[(i, 0)])),
-                        py(f(i))
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let upper = path(&|i| pred.values[i] + 2.0 * pred.noise_sd[i]);
-        let lower = path(&|i| pred.values[i] - 2.0 * pred.noise_sd[i]);
-        let _ = writeln!(
-            s,
-            r##"<path d="{upper}" fill="none" stroke="#d95f02" stroke-dasharray="4 3" stroke-width="1"/>"##
-        );
-        let _ = writeln!(
-            s,
-            r##"<path d="{lower}" fill="none" stroke="#d95f02" stroke-dasharray="4 3" stroke-width="1"/>"##
-        );
-        let _ = writeln!(
-            s,
-            r##"<path d="{}" fill="none" stroke="#d95f02" stroke-width="2"/>"##,
-            path(&|i| pred.values[i])
-        );
-        if !nonpriv.is_empty() {
-            let _ = writeln!(
-                s,
-                r##"<path d="{}" fill="none" stroke="#7570b3" stroke-width="2"/>"##,
-                path(&|i| nonpriv[i])
-            );
-        }
-    }
-    let mut legend = vec![("#d95f02", "private cloaked predictions (± 2 noise s.d.)")];
-    if private.is_some() {
-        legend.extend([
-            ("#999", "training data (NOT PRIVATE)"),
-            ("#1b9e77", "held-out test data (NOT PRIVATE)"),
-            ("#7570b3", "non-private GP mean (NOT PRIVATE)"),
-        ]);
-    }
-    for (k, (c, t)) in legend.iter().enumerate() {
-        let y = m + 14.0 * k as f64;
-        let _ = writeln!(
-            s,
-            r##"<rect x="{}" y="{}" width="10" height="10" fill="{c}"/><text x="{}" y="{}">{t}</text>"##,
-            w - m - 260.0,
-            y - 9.0,
-            w - m - 245.0,
-            y
-        );
-    }
-    s.push_str("</svg>\n");
-    s
 }

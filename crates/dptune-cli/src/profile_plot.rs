@@ -1,17 +1,22 @@
 //! The SVG of `dptune account profile --plot`: δ(ε) on a log scale, by privacy loss
-//! distribution (solid) and by the closed-form route, RDP/zCDP/pure (dashed).
+//! distribution (solid) and by the closed-form route, RDP/zCDP/pure (dashed). Drawn with the
+//! library's one SVG writer (`dptune::svg`).
 
-use std::fmt::Write;
+use dptune::svg::{Anchor, Frame, Svg};
 
-const W: f64 = 640.0;
-const H: f64 = 400.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 30.0;
-const BOTTOM: f64 = 50.0;
+const FRAME: Frame = Frame {
+    width: 640.0,
+    height: 400.0,
+    left: 70.0,
+    right: 20.0,
+    top: 30.0,
+    bottom: 50.0,
+};
 
 /// `rows` are (ε, δ by PLD, δ by the closed-form route if any), ε increasing.
 pub fn svg(rows: &[(f64, f64, Option<f64>)]) -> String {
+    let (w, h) = (FRAME.width, FRAME.height);
+    let (left, top, right, bottom) = (FRAME.left, FRAME.top, w - FRAME.right, h - FRAME.bottom);
     let positive = rows
         .iter()
         .flat_map(|r| [Some(r.1), r.2])
@@ -20,103 +25,73 @@ pub fn svg(rows: &[(f64, f64, Option<f64>)]) -> String {
     let lo_d = positive.clone().fold(1.0f64, f64::min).max(1e-300);
     let y_lo = lo_d.log10().floor().min(-1.0);
     let (x_lo, x_hi) = (rows[0].0, rows[rows.len() - 1].0);
-    let x = |e: f64| LEFT + (e - x_lo) / (x_hi - x_lo) * (W - LEFT - RIGHT);
+    let x = |e: f64| left + (e - x_lo) / (x_hi - x_lo) * FRAME.inner_width();
     let y = |d: f64| {
         let l = d.max(10f64.powf(y_lo)).log10();
-        TOP + (0.0 - l) / (0.0 - y_lo) * (H - TOP - BOTTOM)
+        top + (0.0 - l) / (0.0 - y_lo) * FRAME.inner_height()
     };
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">
-<rect width="100%" height="100%" fill="white"/>
-<text x="{}" y="18" text-anchor="middle">Privacy profile: delta(epsilon)</text>"##,
-        W / 2.0
+    let mut s = Svg::new(w, h, "sans-serif", 12.0);
+    s.text(
+        (w / 2.0, 18.0),
+        Anchor::Middle,
+        "Privacy profile: delta(epsilon)",
+        "",
     );
     // Axes, decades on y, five ticks on x.
-    let _ = writeln!(
-        s,
-        r##"<path d="M{LEFT},{TOP} V{} H{}" stroke="black" fill="none"/>"##,
-        H - BOTTOM,
-        W - RIGHT
-    );
+    s.polyline(&[(left, top), (left, bottom), (right, bottom)], "black", "");
     let step = ((-y_lo) / 8.0).ceil().max(1.0) as i64;
     let mut k = 0i64;
     while (k as f64) >= y_lo {
         let yy = y(10f64.powi(k as i32));
-        let _ = writeln!(
-            s,
-            r##"<line x1="{}" x2="{LEFT}" y1="{yy}" y2="{yy}" stroke="black"/><text x="{}" y="{}" text-anchor="end">1e{k}</text>"##,
-            LEFT - 5.0,
-            LEFT - 8.0,
-            yy + 4.0
-        );
+        s.line((left - 5.0, yy), (left, yy), "black", "");
+        s.text((left - 8.0, yy + 4.0), Anchor::End, &format!("1e{k}"), "");
         k -= step;
     }
     for i in 0..=4 {
         let e = x_lo + (x_hi - x_lo) * i as f64 / 4.0;
         let xx = x(e);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{xx}" x2="{xx}" y1="{}" y2="{}" stroke="black"/><text x="{xx}" y="{}" text-anchor="middle">{e:.3}</text>"##,
-            H - BOTTOM,
-            H - BOTTOM + 5.0,
-            H - BOTTOM + 20.0
-        );
+        s.line((xx, bottom), (xx, bottom + 5.0), "black", "");
+        s.text((xx, bottom + 20.0), Anchor::Middle, &format!("{e:.3}"), "");
     }
-    let _ = writeln!(
-        s,
-        r##"<text x="{}" y="{}" text-anchor="middle">epsilon</text><text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">delta (log scale)</text>"##,
-        (LEFT + W - RIGHT) / 2.0,
-        H - 10.0,
-        H / 2.0,
-        H / 2.0
+    s.text(
+        ((left + right) / 2.0, h - 10.0),
+        Anchor::Middle,
+        "epsilon",
+        "",
     );
-    let line = |points: Vec<(f64, f64)>, style: &str| -> String {
-        let d: Vec<String> = points
-            .iter()
-            .map(|(e, d)| format!("{:.2},{:.2}", x(*e), y(*d)))
-            .collect();
-        format!(
-            r##"<polyline points="{}" fill="none" {style}/>"##,
-            d.join(" ")
-        )
+    s.vertical_text((16.0, h / 2.0), "delta (log scale)");
+    let (pld, closed) = ("#1f77b4", "#d62728");
+    let dashed = r#"stroke-width="2" stroke-dasharray="6 4""#;
+    let points = |d: Vec<(f64, Option<f64>)>| -> Vec<(f64, f64)> {
+        d.into_iter()
+            .filter_map(|(e, d)| d.map(|d| (x(e), y(d))))
+            .collect()
     };
-    let _ = writeln!(
-        s,
-        "{}",
-        line(
-            rows.iter().map(|r| (r.0, r.1)).collect(),
-            r##"stroke="#1f77b4" stroke-width="2""##
-        )
-    );
-    let closed: Vec<(f64, f64)> = rows.iter().filter_map(|r| r.2.map(|c| (r.0, c))).collect();
-    if !closed.is_empty() {
-        let _ = writeln!(
-            s,
-            "{}",
-            line(
-                closed,
-                r##"stroke="#d62728" stroke-width="2" stroke-dasharray="6 4""##
-            )
-        );
+    let by_pld = points(rows.iter().map(|r| (r.0, Some(r.1))).collect());
+    s.polyline(&by_pld, pld, r#"stroke-width="2""#);
+    let closed_points = points(rows.iter().map(|r| (r.0, r.2)).collect());
+    if !closed_points.is_empty() {
+        s.polyline(&closed_points, closed, dashed);
     }
-    let lx = W - RIGHT - 190.0;
-    let _ = writeln!(
-        s,
-        r##"<line x1="{lx}" x2="{}" y1="{}" y2="{}" stroke="#1f77b4" stroke-width="2"/><text x="{}" y="{}">privacy loss distribution</text>
-<line x1="{lx}" x2="{}" y1="{}" y2="{}" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4"/><text x="{}" y="{}">RDP / zCDP / pure</text>"##,
-        lx + 25.0,
-        TOP + 10.0,
-        TOP + 10.0,
-        lx + 30.0,
-        TOP + 14.0,
-        lx + 25.0,
-        TOP + 28.0,
-        TOP + 28.0,
-        lx + 30.0,
-        TOP + 32.0
+    let lx = right - 190.0;
+    s.line(
+        (lx, top + 10.0),
+        (lx + 25.0, top + 10.0),
+        pld,
+        r#"stroke-width="2""#,
     );
-    s.push_str("</svg>\n");
-    s
+    s.text(
+        (lx + 30.0, top + 14.0),
+        Anchor::Start,
+        "privacy loss distribution",
+        "",
+    );
+    s.line((lx, top + 28.0), (lx + 25.0, top + 28.0), closed, dashed);
+    s.text(
+        (lx + 30.0, top + 32.0),
+        Anchor::Start,
+        "RDP / zCDP / pure",
+        "",
+    );
+    s.finish()
 }

@@ -22,7 +22,7 @@ use dptune::learn::pipeline::{
 use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
 use dptune::privacy::{Guarantee, Route};
-use dptune::tune::{Config, Domain, Fractions, Method, SearchSpace, Value};
+use dptune::tune::{Config, Fractions, Method, SearchSpace, SpaceSpec};
 use dptune::Error;
 
 use crate::flags::ignored;
@@ -137,75 +137,10 @@ fn input(location: &Path, reason: impl std::fmt::Display) -> Failure {
     Failure::input(format!("{}: {reason}", location.display()))
 }
 
-/// Parses a TOML search space.
+/// Reads a TOML search space (the library's one grammar, `dptune::tune::grammar`).
 fn parse_space(path: &Path) -> Result<SearchSpace, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| input(path, e))?;
-    let table: toml::Table = text.parse().map_err(|e| input(path, e))?;
-    let mut params = Vec::new();
-    for (name, spec) in &table {
-        let field = |reason: &str| input(path, format!("hyperparameter `{name}`: {reason}"));
-        let t = spec
-            .as_table()
-            .ok_or_else(|| field("expected a table such as `values = [...]`"))?;
-        if t.len() != 1 {
-            return Err(field(
-                "give exactly one of values, uniform, log_uniform, int",
-            ));
-        }
-        let (kind, v) = t.iter().next().expect("one entry");
-        let arr = v
-            .as_array()
-            .ok_or_else(|| field(&format!("`{kind}` must be an array")))?;
-        let num = |x: &toml::Value| {
-            x.as_float()
-                .or_else(|| x.as_integer().map(|i| i as f64))
-                .ok_or_else(|| field(&format!("`{kind}` needs numbers")))
-        };
-        let pair = || -> Result<(f64, f64), Failure> {
-            if arr.len() != 2 {
-                return Err(field(&format!("`{kind}` needs [low, high]")));
-            }
-            Ok((num(&arr[0])?, num(&arr[1])?))
-        };
-        let domain = match kind.as_str() {
-            "values" => Domain::Choice {
-                values: arr
-                    .iter()
-                    .map(|x| match x {
-                        toml::Value::Integer(i) => Ok(Value::Int(*i)),
-                        toml::Value::Float(f) => Ok(Value::Float(*f)),
-                        toml::Value::String(s) => Ok(Value::Text(s.clone())),
-                        _ => Err(field("values must be numbers or strings")),
-                    })
-                    .collect::<Result<_, _>>()?,
-            },
-            "uniform" => {
-                let (low, high) = pair()?;
-                Domain::Uniform { low, high }
-            }
-            "log_uniform" => {
-                let (low, high) = pair()?;
-                Domain::LogUniform { low, high }
-            }
-            "int" => {
-                let (low, high) = pair()?;
-                if low.fract() != 0.0 || high.fract() != 0.0 {
-                    return Err(field("`int` bounds must be integers"));
-                }
-                Domain::Int {
-                    low: low as i64,
-                    high: high as i64,
-                }
-            }
-            other => {
-                return Err(field(&format!(
-                    "unknown kind `{other}` (values, uniform, log_uniform, int)"
-                )))
-            }
-        };
-        params.push((name.clone(), domain));
-    }
-    SearchSpace::new(params).map_err(|e| input(path, e))
+    SpaceSpec::from_toml(&text).map_err(|e| input(path, e))
 }
 
 /// The private data and the public test split (if any), and a name for them.

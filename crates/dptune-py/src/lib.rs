@@ -16,6 +16,7 @@ mod input;
 mod limits;
 mod privacy;
 mod select;
+mod space;
 mod target;
 mod tuning;
 

@@ -2,16 +2,17 @@
 //! data-independent part; Python dispatches the candidate calls).
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::PyDict;
 
 use dptune::data::Records;
 use dptune::noise::SecureRng;
 use dptune::privacy::{repeat, Guarantee};
-use dptune::tune::{self, Config, Domain, Method, SearchSpace, TuneOptions, Tuner, Value};
+use dptune::tune::{self, Config, Method, TuneOptions, Tuner, Value};
 
 use crate::errors::{invalid, BudgetExceeded, IntoPy, NoRelease, R};
 use crate::guarantee::{g, PyGuarantee};
 use crate::input::{rng_from, type_name, vec_f64, Seed};
+use crate::space::{config_to_py, space_from, value_from_py};
 use crate::target;
 
 /// The most candidate runs a tuning may dispatch (and an exhaustive cost may compose).
@@ -220,106 +221,6 @@ pub(crate) fn calibrate(
 // ------------------------------------------------------------------------------------------------
 // Tuning plans: Rust draws the data-independent part (K, configurations, seeds, cost); Python
 // dispatches the candidate calls; Rust keeps the best.
-
-pub(crate) fn value_to_py<'py>(py: Python<'py>, v: &Value) -> R<Bound<'py, PyAny>> {
-    Ok(match v {
-        Value::Float(x) => PyFloat::new(py, *x).into_any(),
-        Value::Int(i) => PyInt::new(py, *i).into_any(),
-        Value::Text(s) => PyString::new(py, s).into_any(),
-    })
-}
-
-pub(crate) fn value_from_py(name: &str, v: &Bound<'_, PyAny>) -> R<Value> {
-    if v.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(invalid(name, "a bool", "choices must be int, float or str"));
-    }
-    if v.is_instance_of::<PyInt>() {
-        return Ok(Value::Int(v.extract()?));
-    }
-    if v.is_instance_of::<PyFloat>() {
-        return Ok(Value::Float(v.extract()?));
-    }
-    if v.is_instance_of::<PyString>() {
-        return Ok(Value::Text(v.extract()?));
-    }
-    if let Ok(x) = v.extract::<i64>() {
-        return Ok(Value::Int(x));
-    }
-    if let Ok(x) = v.extract::<f64>() {
-        return Ok(Value::Float(x));
-    }
-    Err(invalid(
-        name,
-        type_name(v),
-        "choices must be int, float or str",
-    ))
-}
-
-/// A search space from a dict: name → list of choices, or ("uniform"|"log-uniform", low, high),
-/// or ("int", low, high).
-pub(crate) fn space_from(obj: &Bound<'_, PyAny>) -> R<SearchSpace> {
-    let d = obj
-        .cast::<PyDict>()
-        .map_err(|_| invalid("space", type_name(obj), "must be a dict name -> domain"))?;
-    let mut params = Vec::new();
-    for (k, v) in d.iter() {
-        let name: String = k
-            .extract()
-            .map_err(|_| invalid("space", type_name(&k), "names must be strings"))?;
-        let dom = if let Ok(t) = v.cast::<PyTuple>() {
-            let kind: String = t
-                .get_item(0)
-                .and_then(|x| x.extract())
-                .map_err(|_| invalid("space", &name, "a range is (kind, low, high)"))?;
-            if t.len() != 3 {
-                return Err(invalid("space", &name, "a range is (kind, low, high)"));
-            }
-            match kind.as_str() {
-                "uniform" => Domain::Uniform {
-                    low: t.get_item(1)?.extract()?,
-                    high: t.get_item(2)?.extract()?,
-                },
-                "log-uniform" | "log_uniform" | "loguniform" => Domain::LogUniform {
-                    low: t.get_item(1)?.extract()?,
-                    high: t.get_item(2)?.extract()?,
-                },
-                "int" => Domain::Int {
-                    low: t.get_item(1)?.extract()?,
-                    high: t.get_item(2)?.extract()?,
-                },
-                _ => {
-                    return Err(invalid(
-                        "space",
-                        &name,
-                        "kind must be \"uniform\", \"log-uniform\" or \"int\"",
-                    ))
-                }
-            }
-        } else if let Ok(l) = v.cast::<PyList>() {
-            let values = l
-                .iter()
-                .map(|x| value_from_py("space", &x))
-                .collect::<R<Vec<_>>>()?;
-            Domain::Choice { values }
-        } else {
-            return Err(invalid(
-                "space",
-                &name,
-                "a domain is a list of choices or a (kind, low, high) tuple",
-            ));
-        };
-        params.push((name, dom));
-    }
-    SearchSpace::new(params).py()
-}
-
-pub(crate) fn config_to_py<'py>(py: Python<'py>, c: &Config) -> R<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (k, v) in c {
-        d.set_item(k, value_to_py(py, v)?)?;
-    }
-    Ok(d)
-}
 
 /// The data-independent part of one tuning. Holds the number of runs privately: Python sees
 /// only the tasks to dispatch (their count equals K, or the cap T in capped mode).

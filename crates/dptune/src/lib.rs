@@ -35,6 +35,7 @@ pub mod release_schema;
 pub mod resources;
 pub mod select;
 pub mod study;
+pub mod svg;
 pub mod tune;
 
 pub use error::{Error, Result};

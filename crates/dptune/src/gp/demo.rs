@@ -7,6 +7,7 @@ use nalgebra::DMatrix;
 use super::cloaking::{CloakingCovariance, MveeConfig};
 use super::data::read_gp_data;
 use super::regression::{GpRegression, Kernel, OutputRange};
+use super::scaling::ColumnMap;
 use super::select::{SelectionConfig, Utility};
 use crate::data::CsvReader;
 use crate::error::{Error, Result};
@@ -20,6 +21,21 @@ const DIABETES_SOURCE: &str = "bundled diabetes.csv";
 pub const BMI_CENTRE: f64 = 30.0;
 /// Public BMI scale (width of one WHO BMI class, kg/m²).
 pub const BMI_SCALE: f64 = 5.0;
+/// The public map of BMI to the demo's input units: x = (BMI − 30)/5.
+pub const BMI_MAP: ColumnMap = ColumnMap {
+    shift: BMI_CENTRE,
+    scale: BMI_SCALE,
+};
+/// Where the demo data come from, as the output states it.
+pub const SOURCE: &str = "bundled diabetes (scikit-learn 1.5.2, BSD-3): BMI -> disease progression";
+/// The demo's input and output names (plot axes).
+pub const LABELS: (&str, &str) = ("BMI (kg/m²)", "disease progression");
+
+/// How the demo's input is scaled, as the output states it.
+pub fn scaling_note() -> String {
+    format!("x = (BMI - {BMI_CENTRE})/{BMI_SCALE} (public constants)")
+}
+
 /// Declared public output range for disease progression (DPGP.md §11.2).
 pub const Y_RANGE: (f64, f64) = (20.0, 350.0);
 /// σ_f² = 80².
@@ -55,7 +71,7 @@ pub fn diabetes_bmi() -> Result<(DMatrix<f64>, Vec<f64>)> {
         &["bmi".to_owned()],
         "y",
     )?;
-    Ok((d.x.map(|b| (b - BMI_CENTRE) / BMI_SCALE), d.y))
+    Ok((d.x.map(|b| (b - BMI_MAP.shift) / BMI_MAP.scale), d.y))
 }
 
 /// A random split of `n` indices into (train, test) with `test_frac` of them held out.

@@ -9,7 +9,8 @@
 //!   data-independent sensitivity, then the exponential mechanism; [`private_gp`] selects and
 //!   predicts, reporting the total (ε_select + ε_predict, δ).
 //!
-//! * [`load_gp_data`]: the inputs and outputs from a CSV file.
+//! * [`load_gp_data`]: the inputs and outputs from a CSV file; [`InputScaling`]: the inputs
+//!   mapped to lengthscale units by declared public bounds; [`GpPlot`]: the release drawn as SVG.
 //!
 //! Threat model (DPGP.md §2): inputs are public, outputs are private and clipped into a declared
 //! public [`OutputRange`]; neighbours differ in one output (replace-one).
@@ -20,7 +21,9 @@ mod data;
 pub mod demo;
 mod linalg;
 mod mechanisms;
+mod plot;
 mod regression;
+mod scaling;
 mod select;
 
 pub use cloaking::{
@@ -28,7 +31,9 @@ pub use cloaking::{
     HallBound, MveeConfig,
 };
 pub use data::{load_gp_data, read_gp_data, GpData};
+pub use plot::{GpPlot, NotPrivate};
 pub use regression::{Clipped, GpRegression, Kernel, OutputRange};
+pub use scaling::{ColumnMap, InputScaling, ScaledInputs};
 pub use select::{
     nonprivate_scores, private_gp, select_lengthscale, CandidateInfo, Folds, NonPrivateScores,
     PrivateGp, Selection, SelectionConfig, Utility, CV_MVEE_TOL,

@@ -90,7 +90,8 @@ pub enum Domain {
 }
 
 impl Domain {
-    fn validate(&self) -> Result<()> {
+    /// Checks the domain's own bounds (the error names the domain, e.g. `uniform[1, 0]`).
+    pub(crate) fn validate(&self) -> Result<()> {
         let bad = |reason: &str| Err(Error::invalid("search_space", self.describe(), reason));
         match self {
             Domain::Choice { values } if values.is_empty() => bad("a choice needs values"),
