@@ -307,44 +307,6 @@ pub(crate) fn top_k<'py>(
     Ok((PyArray1::from_vec(py, idx), g(r.spent)))
 }
 
-/// Times `repeats` selections in Rust alone (construct + select each time), for the overhead
-/// benchmark: returns nanoseconds per call.
-#[pyfunction]
-#[pyo3(signature = (scores, epsilon, repeats, *, mechanism="exponential", sensitivity=1.0, seed=0))]
-pub(crate) fn _time_select_rust(
-    py: Python<'_>,
-    scores: &Bound<'_, PyAny>,
-    epsilon: f64,
-    repeats: u32,
-    mechanism: &str,
-    sensitivity: f64,
-    seed: u64,
-) -> R<f64> {
-    let scores = vec_f64("scores", scores)?;
-    let a = SelArgs {
-        mechanism,
-        epsilon,
-        sensitivity,
-        monotonic: false,
-        goal: "maximize",
-        neighbours: "add-remove",
-        delta: Some(1e-6),
-        sensitivities: None,
-        beta: 0.1,
-    };
-    let n = repeats.max(1);
-    py.detach(|| -> R<f64> {
-        let start = std::time::Instant::now();
-        let mut acc = 0usize;
-        for i in 0..n {
-            let mut rng = SecureRng::seeded(seed.wrapping_add(i as u64));
-            acc ^= select_one(&build(&scores, &a)?, &mut rng)?.0;
-        }
-        std::hint::black_box(acc);
-        Ok(start.elapsed().as_nanos() as f64 / n as f64)
-    })
-}
-
 /// Adds this file's classes and functions to the module `dptune._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(select_index, m)?)?;
@@ -352,6 +314,5 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(selection_cost, m)?)?;
     m.add_function(wrap_pyfunction!(_release_violations, m)?)?;
     m.add_function(wrap_pyfunction!(top_k, m)?)?;
-    m.add_function(wrap_pyfunction!(_time_select_rust, m)?)?;
     Ok(())
 }
