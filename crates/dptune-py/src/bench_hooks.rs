@@ -126,7 +126,13 @@ fn _time_tune_rust(
     seed: u64,
 ) -> R<f64> {
     let space = space_from(space)?;
-    let m = method_over(&space, method.as_ref(), repeats.as_deref(), gamma, threshold)?;
+    let m = method_over(
+        &space,
+        method.as_ref(),
+        repeats.as_deref(),
+        gamma,
+        threshold,
+    )?;
     let tuner = Tuner::new(m, &space, per_run.inner.clone()).py()?;
     let options = TuneOptions {
         cap,

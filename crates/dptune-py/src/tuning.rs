@@ -148,9 +148,14 @@ pub(crate) struct PyMethod {
 #[derive(Clone, Copy, PartialEq)]
 enum MethodKind {
     Repeat(repeat::Repeats),
-    Threshold { threshold: f64, gamma: f64 },
+    Threshold {
+        threshold: f64,
+        gamma: f64,
+    },
     /// `runs` may be left to the tuner, which takes the grid size of its space.
-    Exhaustive { runs: Option<usize> },
+    Exhaustive {
+        runs: Option<usize>,
+    },
 }
 
 #[pymethods]
@@ -233,7 +238,10 @@ impl PyMethod {
         let n = dptune::privacy::fmt_number;
         match self.kind {
             MethodKind::Repeat(r) => {
-                format!("Method.papernot_steinke({})", PyRepeats { inner: r }.__repr__())
+                format!(
+                    "Method.papernot_steinke({})",
+                    PyRepeats { inner: r }.__repr__()
+                )
             }
             MethodKind::Threshold { threshold, gamma } => format!(
                 "Method.liu_talwar({}, stop_probability={})",
@@ -298,7 +306,8 @@ impl MethodArg<'_> {
 
 /// The grid size of an exhaustive search, within what the tuner can dispatch.
 fn exhaustive_runs(runs: Option<usize>) -> R<usize> {
-    let runs = runs.ok_or_else(|| invalid("runs", "None", "exhaustive search needs the grid size"))?;
+    let runs =
+        runs.ok_or_else(|| invalid("runs", "None", "exhaustive search needs the grid size"))?;
     // The composition takes time linear in the runs; the tuner dispatches no more.
     if runs > MAX_RUNS {
         return Err(invalid(
@@ -556,7 +565,13 @@ pub(crate) fn _plan_tuning(
     target: Option<PyRef<'_, PyGuarantee>>,
 ) -> R<TuningPlan> {
     let space = space_from(space)?;
-    let m = method_over(&space, method.as_ref(), repeats.as_deref(), gamma, threshold)?;
+    let m = method_over(
+        &space,
+        method.as_ref(),
+        repeats.as_deref(),
+        gamma,
+        threshold,
+    )?;
     if cap == Some(0) {
         return Err(invalid("cap", 0, "must be at least 1"));
     }

@@ -74,9 +74,18 @@ fn both(method: Method, cap: Option<u64>, seed: u64) -> [(Option<i64>, Guarantee
 #[test]
 fn run_equals_its_schedule_executed_by_the_caller() {
     let methods = [
-        (Method::RepeatAndSelect(Repeats::geometric(0.1).unwrap()), None),
-        (Method::RepeatAndSelect(Repeats::poisson(3.0).unwrap()), None),
-        (Method::RepeatAndSelect(Repeats::geometric(0.2).unwrap()), Some(12)),
+        (
+            Method::RepeatAndSelect(Repeats::geometric(0.1).unwrap()),
+            None,
+        ),
+        (
+            Method::RepeatAndSelect(Repeats::poisson(3.0).unwrap()),
+            None,
+        ),
+        (
+            Method::RepeatAndSelect(Repeats::geometric(0.2).unwrap()),
+            Some(12),
+        ),
         (
             Method::Threshold {
                 threshold: 40.0,

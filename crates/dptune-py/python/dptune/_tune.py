@@ -2,14 +2,16 @@
 
 Division of labour:
 
-* The Rust core draws everything that is data-independent, exactly as its own ``Tuner`` does:
-  the number of runs K (kept inside a Rust object and never returned), one configuration and one
-  64-bit seed per run, and the whole tuning's guarantee (computed before anything runs).
+* The library's tuner draws everything that is data-independent (``Tuner::schedule``, the same
+  draw its own ``Tuner::run`` makes): the number of runs K (kept inside its release rule and
+  never returned), one configuration and one 64-bit seed per run (the first word of the stream
+  that ``Tuner::run`` hands to a Rust learner), and the whole tuning's guarantee (computed
+  before anything runs).
 * Python calls ``candidate(config, allowance, seed)`` for each run, sequentially or through the
   ``concurrent.futures.Executor`` you pass (a ``ProcessPoolExecutor``, Dask's
   ``Client.get_executor()``, Ray's executor, ...).
-* The Rust core keeps the best score among the first min(K, T) runs (ties to the lower run
-  index), or with a threshold the first run that reaches it.
+* The library's release rule keeps the best score among the first min(K, T) runs (ties to the
+  lower run index), or with a threshold the first run that reaches it.
 """
 
 from __future__ import annotations

@@ -10,8 +10,12 @@
 //! runs and keeps the first min(K, T); the truncation is charged by the truncation lemma
 //! (THEORY.md §6.2) at the cost of converting to (ε, δ).
 //!
-//! Runs execute in parallel (rayon). Run i draws its configuration and its noise from stream i
-//! of the tuner's generator, so a seeded tuning gives the same result on 1 or N threads.
+//! A tuning is two halves with the runs between them: the [`Schedule`] (what to run, drawn
+//! before any data are touched) and the [`ReleaseRule`] (scores in, winner out). [`Tuner::run`]
+//! executes the runs in parallel (rayon); the Python tuner dispatches them to callables and
+//! hands the scores back. Run i draws its configuration and its noise from stream i of the
+//! tuner's generator, so a seeded tuning gives the same result on 1 or N threads, and from
+//! Python.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
