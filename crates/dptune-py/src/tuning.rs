@@ -177,7 +177,10 @@ impl PyMethod {
                 gamma: stop_probability,
             },
         };
-        m.method(Some(1)).and_then(|m| m.check().py())?;
+        // The library's checks: a finite threshold, and a stop probability its geometric
+        // number of runs accepts.
+        m.method(None)?.check().py()?;
+        repeat::Repeats::geometric(stop_probability).py()?;
         Ok(m)
     }
     /// Every grid point of the space, composed; `runs` (the grid size) is needed only where no
