@@ -21,15 +21,15 @@ use crate::limits;
 pub(crate) const DETACH_AT: usize = 4096;
 
 pub(crate) struct SelArgs<'a> {
-    mechanism: &'a str,
-    epsilon: f64,
-    sensitivity: f64,
-    monotonic: bool,
-    goal: &'a str,
-    neighbours: &'a str,
-    delta: Option<f64>,
-    sensitivities: Option<Vec<f64>>,
-    beta: f64,
+    pub(crate) mechanism: &'a str,
+    pub(crate) epsilon: f64,
+    pub(crate) sensitivity: f64,
+    pub(crate) monotonic: bool,
+    pub(crate) goal: &'a str,
+    pub(crate) neighbours: &'a str,
+    pub(crate) delta: Option<f64>,
+    pub(crate) sensitivities: Option<Vec<f64>>,
+    pub(crate) beta: f64,
 }
 
 /// Scores are computed from the private data: a NaN among them is a `DataError` (which aborts
