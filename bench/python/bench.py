@@ -3,7 +3,7 @@
 1. per selection call: `dptune.select` from Python vs the same construct-and-select loop run
    inside the extension (`_core._time_select_rust`, no Python between calls);
 2. per candidate run: `dptune.tune` with a trivial Python callable, sequentially, vs the Rust
-   core's own Tuner on a trivial Rust learner (`_core._reference_tune`), same plan (capped at T);
+   core's own Tuner on a trivial Rust learner (`_core._time_tune_rust`), same plan (capped at T);
 3. selection over 10^5 candidates: `dptune.select` vs OpenDP 0.16 `make_noisy_max` (zCDP = EM,
    pure = permute-and-flip), same scores, ε = 1, Δ = 1e-3 (R = 2Δ).
 """
@@ -15,6 +15,9 @@ import numpy as np
 
 import dptune
 from dptune import _core
+
+if not hasattr(_core, "_time_tune_rust"):
+    sys.exit("bench.py needs the timing hooks: build with the cargo feature bench-hooks (run.sh)")
 
 EPS, DELTA = 1.0, 1e-3
 
@@ -74,7 +77,7 @@ def run_overhead(T=2000):
 
     def rs():
         t = time.perf_counter()
-        _core._reference_tune(space, per, repeats=rep, cap=T, cap_delta=1e-6, seed=1)
+        _core._time_tune_rust(space, per, repeats=rep, cap=T, cap_delta=1e-6, seed=1)
         return time.perf_counter() - t
 
     p = best_of(5, py) / T * 1e6

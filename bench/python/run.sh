@@ -12,5 +12,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 export PATH="$VENV/bin:$PATH" PIP_DISABLE_PIP_VERSION_CHECK=1
 python -m pip install -q "maturin==1.16.0" "numpy>=1.24" "opendp==0.16.0"
-(cd "$ROOT" && python -m pip install -q --no-build-isolation --force-reinstall --no-deps ./crates/dptune-py)
+# The timing hooks (`_time_select_rust`, `_time_tune_rust`) are behind the feature bench-hooks.
+(cd "$ROOT" && MATURIN_PEP517_ARGS="--features bench-hooks" python -m pip install -q \
+  --no-build-isolation --force-reinstall --no-deps ./crates/dptune-py)
 python "$ROOT/bench/python/bench.py" "$@"

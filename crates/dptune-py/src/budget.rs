@@ -67,7 +67,7 @@ fn status_dict<'py>(py: Python<'py>, st: &Status, path: &Path) -> R<Bound<'py, P
     Ok(d)
 }
 
-/// Creates the budget `name` of (ε, δ) under `neighbours` ("add-remove" or "replace-one") in
+/// Creates the budget `name` of (ε, δ) under `neighbours` ("add_remove" or "replace_one") in
 /// the store (created if missing), like `dptune budget create`. Returns its status.
 #[pyfunction]
 #[pyo3(signature = (name, epsilon, delta, neighbours, *, store=None))]

@@ -31,7 +31,7 @@ impl PyNoisePlan {
     /// Smallest total variance whose guarantee is at most (ε, δ) with `min_survivors` clients,
     /// `colluders` of whom may collude (each share is sized for `min_survivors − colluders`).
     #[staticmethod]
-    #[pyo3(signature = (k, epsilon, delta, min_survivors, neighbours="replace", colluders=0))]
+    #[pyo3(signature = (k, epsilon, delta, min_survivors, neighbours="replace_one", colluders=0))]
     fn calibrate(
         k: usize,
         epsilon: f64,
@@ -49,7 +49,7 @@ impl PyNoisePlan {
     /// A plan with total variance `variance` reached by any `min_survivors` clients of whom at
     /// most `colluders` collude.
     #[staticmethod]
-    #[pyo3(signature = (k, variance, min_survivors, neighbours="replace", colluders=0))]
+    #[pyo3(signature = (k, variance, min_survivors, neighbours="replace_one", colluders=0))]
     fn with_variance(
         k: usize,
         variance: f64,

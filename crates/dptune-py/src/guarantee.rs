@@ -30,7 +30,7 @@ pub(crate) fn g(inner: Guarantee) -> PyGuarantee {
 impl PyGuarantee {
     /// Pure ε-DP.
     #[staticmethod]
-    #[pyo3(signature = (epsilon, neighbours="add-remove"))]
+    #[pyo3(signature = (epsilon, neighbours="add_remove"))]
     fn pure(epsilon: f64, neighbours: &str) -> R<Self> {
         Ok(g(
             Guarantee::pure(epsilon, self::neighbours(neighbours)?).py()?
@@ -38,7 +38,7 @@ impl PyGuarantee {
     }
     /// Approximate (ε, δ)-DP.
     #[staticmethod]
-    #[pyo3(signature = (epsilon, delta, neighbours="add-remove"))]
+    #[pyo3(signature = (epsilon, delta, neighbours="add_remove"))]
     fn approx(epsilon: f64, delta: f64, neighbours: &str) -> R<Self> {
         Ok(g(Guarantee::approx(
             epsilon,
@@ -49,7 +49,7 @@ impl PyGuarantee {
     }
     /// ρ-zCDP.
     #[staticmethod]
-    #[pyo3(signature = (rho, neighbours="add-remove"))]
+    #[pyo3(signature = (rho, neighbours="add_remove"))]
     fn zcdp(rho: f64, neighbours: &str) -> R<Self> {
         Ok(g(Guarantee::zcdp(rho, self::neighbours(neighbours)?).py()?))
     }
@@ -96,7 +96,7 @@ impl PyGuarantee {
     fn rho(&self) -> Option<f64> {
         self.inner.zcdp_rho()
     }
-    /// "add-remove" or "replace".
+    /// "add_remove" or "replace_one".
     #[getter]
     fn neighbours(&self) -> String {
         self.inner.neighbours().to_string()

@@ -102,12 +102,12 @@ pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 pub(crate) fn neighbours(s: &str) -> R<Neighbours> {
     match s {
-        "add-remove" | "add_remove" | "add/remove-one" => Ok(Neighbours::AddRemove),
-        "replace" | "replace-one" => Ok(Neighbours::Replace),
+        "add_remove" | "add-remove" | "add/remove-one" => Ok(Neighbours::AddRemove),
+        "replace_one" | "replace" | "replace-one" => Ok(Neighbours::Replace),
         _ => Err(invalid(
             "neighbours",
             s,
-            "expected \"add-remove\" or \"replace\"",
+            "expected \"add_remove\" or \"replace_one\"",
         )),
     }
 }

@@ -8,6 +8,8 @@
 use pyo3::prelude::*;
 
 mod accounting;
+#[cfg(feature = "bench-hooks")]
+mod bench_hooks;
 mod budget;
 mod errors;
 mod federated;
@@ -33,5 +35,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     budget::register(m)?;
     accounting::register(m)?;
     target::register(m)?;
+    #[cfg(feature = "bench-hooks")]
+    bench_hooks::register(m)?;
     Ok(())
 }

@@ -91,7 +91,7 @@ pub(crate) fn dpsgd_epsilon(
 /// relation (Dwork–Roth Thm 3.6); the guarantee carries the `neighbours` the caller names.
 /// Returns (noisy count, guarantee).
 #[pyfunction]
-#[pyo3(signature = (count, epsilon, *, neighbours="add-remove", seed=None, budget=None,
+#[pyo3(signature = (count, epsilon, *, neighbours="add_remove", seed=None, budget=None,
     store=None))]
 pub(crate) fn noisy_count(
     count: i64,
@@ -141,7 +141,7 @@ pub(crate) fn split_by_coin<'py>(
 /// values are the private data: a non-finite one is a `DataError`, checked before any noise is
 /// drawn.
 #[pyfunction]
-#[pyo3(signature = (values, sensitivity, rho, *, neighbours="add-remove", seed=None, budget=None,
+#[pyo3(signature = (values, sensitivity, rho, *, neighbours="add_remove", seed=None, budget=None,
     store=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gaussian_release<'py>(

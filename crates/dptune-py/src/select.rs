@@ -21,15 +21,15 @@ use crate::limits;
 pub(crate) const DETACH_AT: usize = 4096;
 
 pub(crate) struct SelArgs<'a> {
-    mechanism: &'a str,
-    epsilon: f64,
-    sensitivity: f64,
-    monotonic: bool,
-    goal: &'a str,
-    neighbours: &'a str,
-    delta: Option<f64>,
-    sensitivities: Option<Vec<f64>>,
-    beta: f64,
+    pub(crate) mechanism: &'a str,
+    pub(crate) epsilon: f64,
+    pub(crate) sensitivity: f64,
+    pub(crate) monotonic: bool,
+    pub(crate) goal: &'a str,
+    pub(crate) neighbours: &'a str,
+    pub(crate) delta: Option<f64>,
+    pub(crate) sensitivities: Option<Vec<f64>>,
+    pub(crate) beta: f64,
 }
 
 /// Scores are computed from the private data: a NaN among them is a `DataError` (which aborts
@@ -87,7 +87,7 @@ pub(crate) fn select_one(m: &Prepared, rng: &mut SecureRng) -> R<(usize, Guarant
 /// research runs and is not private against anyone who knows it.
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
-    goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1, seed=None,
+    goal="maximize", neighbours="add_remove", delta=None, sensitivities=None, beta=0.1, seed=None,
     budget=None, store=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn select_index(
@@ -157,7 +157,7 @@ pub(crate) fn select_index(
 /// which labels the result.
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
-    goal="maximize", neighbours="add-remove", delta=None, sensitivities=None, beta=0.1))]
+    goal="maximize", neighbours="add_remove", delta=None, sensitivities=None, beta=0.1))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _selection_probabilities<'py>(
     py: Python<'py>,
@@ -212,7 +212,7 @@ pub(crate) fn _release_violations(command: &str, paths: Vec<String>) -> R<Vec<St
 
 /// What one selection costs (computed from public parameters on a dummy score vector).
 #[pyfunction]
-#[pyo3(signature = (epsilon, *, mechanism="exponential", neighbours="add-remove", delta=None,
+#[pyo3(signature = (epsilon, *, mechanism="exponential", neighbours="add_remove", delta=None,
     k=None))]
 pub(crate) fn selection_cost(
     epsilon: f64,
@@ -261,7 +261,7 @@ pub(crate) fn selection_cost(
 /// Noisy top-k: (indices as int64 array, guarantee).
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, k, *, method="permute-and-flip", sensitivity=1.0,
-    monotonic=false, goal="maximize", neighbours="add-remove", seed=None, budget=None, store=None))]
+    monotonic=false, goal="maximize", neighbours="add_remove", seed=None, budget=None, store=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn top_k<'py>(
     py: Python<'py>,
@@ -307,44 +307,6 @@ pub(crate) fn top_k<'py>(
     Ok((PyArray1::from_vec(py, idx), g(r.spent)))
 }
 
-/// Times `repeats` selections in Rust alone (construct + select each time), for the overhead
-/// benchmark: returns nanoseconds per call.
-#[pyfunction]
-#[pyo3(signature = (scores, epsilon, repeats, *, mechanism="exponential", sensitivity=1.0, seed=0))]
-pub(crate) fn _time_select_rust(
-    py: Python<'_>,
-    scores: &Bound<'_, PyAny>,
-    epsilon: f64,
-    repeats: u32,
-    mechanism: &str,
-    sensitivity: f64,
-    seed: u64,
-) -> R<f64> {
-    let scores = vec_f64("scores", scores)?;
-    let a = SelArgs {
-        mechanism,
-        epsilon,
-        sensitivity,
-        monotonic: false,
-        goal: "maximize",
-        neighbours: "add-remove",
-        delta: Some(1e-6),
-        sensitivities: None,
-        beta: 0.1,
-    };
-    let n = repeats.max(1);
-    py.detach(|| -> R<f64> {
-        let start = std::time::Instant::now();
-        let mut acc = 0usize;
-        for i in 0..n {
-            let mut rng = SecureRng::seeded(seed.wrapping_add(i as u64));
-            acc ^= select_one(&build(&scores, &a)?, &mut rng)?.0;
-        }
-        std::hint::black_box(acc);
-        Ok(start.elapsed().as_nanos() as f64 / n as f64)
-    })
-}
-
 /// Adds this file's classes and functions to the module `dptune._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(select_index, m)?)?;
@@ -352,6 +314,5 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(selection_cost, m)?)?;
     m.add_function(wrap_pyfunction!(_release_violations, m)?)?;
     m.add_function(wrap_pyfunction!(top_k, m)?)?;
-    m.add_function(wrap_pyfunction!(_time_select_rust, m)?)?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use dptune::tune::{self, cost::NOISE_MULTIPLIERS, Method};
 use crate::errors::{invalid, IntoPy, R};
 use crate::guarantee::{g, PyGuarantee};
 use crate::space::space_from;
-use crate::tuning::{method_from, PyRepeats};
+use crate::tuning::{method_over, MethodArg, PyRepeats};
 
 /// What each run of a calibrated tuning spends.
 #[derive(Clone, Copy)]
@@ -124,13 +124,13 @@ pub(crate) fn cap_advice(method: &Method, eps: f64, delta: f64) -> String {
 /// DP-SGD noise multiplier). See `dptune.tune` for the rules; the plan checks the final cost
 /// against the target again before anything runs.
 #[pyfunction]
-#[pyo3(signature = (space, target, *, method="repeat", repeats=None, gamma=None, threshold=None,
+#[pyo3(signature = (space, target, *, method=None, repeats=None, gamma=None, threshold=None,
     per_run="zcdp", sampling_rate=None, steps=None, cap=None, cap_auto=false, cap_share=0.5))]
 #[allow(clippy::too_many_arguments)]
 fn _calibrate_tuning(
     space: &Bound<'_, PyAny>,
     target: &PyGuarantee,
-    method: &str,
+    method: Option<MethodArg<'_>>,
     repeats: Option<PyRef<'_, PyRepeats>>,
     gamma: Option<f64>,
     threshold: Option<f64>,
@@ -141,13 +141,13 @@ fn _calibrate_tuning(
     cap_auto: bool,
     cap_share: f64,
 ) -> R<(PyGuarantee, Option<u64>, f64, Option<f64>)> {
-    let space = space_from(space)?;
-    let runs = if method == "exhaustive" {
-        Some(space.grid().py()?.len())
-    } else {
-        None
-    };
-    let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
+    let m = method_over(
+        &space_from(space)?,
+        method.as_ref(),
+        repeats.as_deref(),
+        gamma,
+        threshold,
+    )?;
     m.check().py()?;
     let kind = PerRun::parse(per_run, sampling_rate, steps)?;
     let target = &target.inner;

@@ -1,18 +1,16 @@
-//! Tuning: run distributions, costs, calibration and tuning plans (Rust draws the
-//! data-independent part; Python dispatches the candidate calls).
+//! Tuning: run distributions, costs, calibration and tuning plans (the library's
+//! `Tuner::schedule` draws the tasks and the release rule; Python dispatches the candidate calls).
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use dptune::data::Records;
-use dptune::noise::SecureRng;
 use dptune::privacy::{repeat, Guarantee};
-use dptune::tune::{self, Config, Method, TuneOptions, Tuner, Value};
+use dptune::tune::{self, Config, Method, SearchSpace, TuneOptions, Tuner};
 
 use crate::errors::{invalid, BudgetExceeded, IntoPy, NoRelease, R};
 use crate::guarantee::{g, PyGuarantee};
 use crate::input::{rng_from, type_name, vec_f64, Seed};
-use crate::space::{config_to_py, space_from, value_from_py};
+use crate::space::{config_to_py, space_from};
 use crate::target;
 
 /// The most candidate runs a tuning may dispatch (and an exhaustive cost may compose).
@@ -138,15 +136,223 @@ impl PyRepeats {
     }
 }
 
-/// The method of a tuning, from the Python spelling.
+/// How a tuning selects among its runs, as `dptune::tune::Method`: Papernot–Steinke
+/// repeat-and-select over a random number of runs, Liu–Talwar's threshold rule, or exhaustive
+/// search over every grid point, composed. Built by its static methods; accepted as `method=`
+/// by `dptune.tune`, `tuning_cost` and `calibrate` (in place of the name and loose keywords).
+#[pyclass(module = "dptune._core", name = "Method", frozen)]
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) struct PyMethod {
+    kind: MethodKind,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum MethodKind {
+    Repeat(repeat::Repeats),
+    Threshold {
+        threshold: f64,
+        gamma: f64,
+    },
+    /// `runs` may be left to the tuner, which takes the grid size of its space.
+    Exhaustive {
+        runs: Option<usize>,
+    },
+}
+
+#[pymethods]
+impl PyMethod {
+    /// Papernot–Steinke repeat-and-select: run K ~ `repeats` candidates, release the best.
+    #[staticmethod]
+    fn papernot_steinke(repeats: &PyRepeats) -> Self {
+        Self {
+            kind: MethodKind::Repeat(repeats.inner),
+        }
+    }
+    /// Liu–Talwar: after each run, release it if its score reaches `threshold`, else stop with
+    /// probability `stop_probability` (and release nothing).
+    #[staticmethod]
+    fn liu_talwar(threshold: f64, stop_probability: f64) -> R<Self> {
+        let m = Self {
+            kind: MethodKind::Threshold {
+                threshold,
+                gamma: stop_probability,
+            },
+        };
+        // The library's checks: a finite threshold, and a stop probability its geometric
+        // number of runs accepts.
+        m.method(None)?.check().py()?;
+        repeat::Repeats::geometric(stop_probability).py()?;
+        Ok(m)
+    }
+    /// Every grid point of the space, composed; `runs` (the grid size) is needed only where no
+    /// space gives it (`tuning_cost`, `calibrate`).
+    #[staticmethod]
+    #[pyo3(signature = (runs=None))]
+    fn exhaustive(runs: Option<usize>) -> R<Self> {
+        let m = Self {
+            kind: MethodKind::Exhaustive { runs },
+        };
+        if runs.is_some() {
+            m.method(None)?.check().py()?;
+        }
+        Ok(m)
+    }
+    /// "repeat", "threshold" or "exhaustive" (the names of the older `method=` spelling).
+    #[getter]
+    fn name(&self) -> &'static str {
+        match self.kind {
+            MethodKind::Repeat(_) => "repeat",
+            MethodKind::Threshold { .. } => "threshold",
+            MethodKind::Exhaustive { .. } => "exhaustive",
+        }
+    }
+    /// The distribution of the number of runs, for repeat-and-select (else None).
+    #[getter]
+    fn repeats(&self) -> Option<PyRepeats> {
+        match self.kind {
+            MethodKind::Repeat(r) => Some(PyRepeats { inner: r }),
+            _ => None,
+        }
+    }
+    /// Liu–Talwar's threshold (else None).
+    #[getter]
+    fn threshold(&self) -> Option<f64> {
+        match self.kind {
+            MethodKind::Threshold { threshold, .. } => Some(threshold),
+            _ => None,
+        }
+    }
+    /// Liu–Talwar's stop probability (else None).
+    #[getter]
+    fn stop_probability(&self) -> Option<f64> {
+        match self.kind {
+            MethodKind::Threshold { gamma, .. } => Some(gamma),
+            _ => None,
+        }
+    }
+    /// The grid size of an exhaustive search, where given (else None).
+    #[getter]
+    fn runs(&self) -> Option<usize> {
+        match self.kind {
+            MethodKind::Exhaustive { runs } => runs,
+            _ => None,
+        }
+    }
+    fn __repr__(&self) -> String {
+        let n = dptune::privacy::fmt_number;
+        match self.kind {
+            MethodKind::Repeat(r) => {
+                format!(
+                    "Method.papernot_steinke({})",
+                    PyRepeats { inner: r }.__repr__()
+                )
+            }
+            MethodKind::Threshold { threshold, gamma } => format!(
+                "Method.liu_talwar({}, stop_probability={})",
+                n(threshold),
+                n(gamma)
+            ),
+            MethodKind::Exhaustive { runs: None } => "Method.exhaustive()".into(),
+            MethodKind::Exhaustive { runs: Some(r) } => format!("Method.exhaustive({r})"),
+        }
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyMethod>()
+            .map(|o| *o.get() == *self)
+            .unwrap_or(false)
+    }
+}
+
+impl PyMethod {
+    /// The library's method; `grid` is the grid size of the tuned space, where there is one.
+    fn method(&self, grid: Option<usize>) -> R<Method> {
+        Ok(match self.kind {
+            MethodKind::Repeat(r) => Method::RepeatAndSelect(r),
+            MethodKind::Threshold { threshold, gamma } => Method::Threshold { threshold, gamma },
+            MethodKind::Exhaustive { runs } => Method::Exhaustive {
+                runs: exhaustive_runs(runs.or(grid))?,
+            },
+        })
+    }
+}
+
+/// The `method` argument: a [`PyMethod`], or the older name with loose keywords.
+pub(crate) enum MethodArg<'py> {
+    Name(String),
+    Method(Bound<'py, PyMethod>),
+}
+
+impl<'py> FromPyObject<'_, 'py> for MethodArg<'py> {
+    type Error = PyErr;
+    fn extract(obj: pyo3::Borrowed<'_, 'py, PyAny>) -> R<Self> {
+        if let Ok(m) = obj.cast::<PyMethod>() {
+            return Ok(MethodArg::Method(m.to_owned()));
+        }
+        obj.extract::<String>().map(MethodArg::Name).map_err(|_| {
+            invalid(
+                "method",
+                type_name(&obj),
+                "expected a dptune.Method or \"repeat\", \"threshold\" or \"exhaustive\"",
+            )
+        })
+    }
+}
+
+impl MethodArg<'_> {
+    fn is_exhaustive(&self) -> bool {
+        match self {
+            MethodArg::Name(n) => n == "exhaustive",
+            MethodArg::Method(m) => matches!(m.get().kind, MethodKind::Exhaustive { .. }),
+        }
+    }
+}
+
+/// The grid size of an exhaustive search, within what the tuner can dispatch.
+fn exhaustive_runs(runs: Option<usize>) -> R<usize> {
+    let runs =
+        runs.ok_or_else(|| invalid("runs", "None", "exhaustive search needs the grid size"))?;
+    // The composition takes time linear in the runs; the tuner dispatches no more.
+    if runs > MAX_RUNS {
+        return Err(invalid(
+            "runs",
+            runs,
+            "at most 10000000 grid points (the composition takes time linear in runs)",
+        ));
+    }
+    Ok(runs)
+}
+
+/// The method of a tuning: a `dptune.Method` (then no loose keyword may be given), or the
+/// older spelling, a name with its keywords (default "repeat"). `runs` is the grid size of
+/// the tuned space, or the `runs` keyword.
 pub(crate) fn method_from(
-    method: &str,
+    method: Option<&MethodArg<'_>>,
     repeats: Option<&PyRepeats>,
     gamma: Option<f64>,
     threshold: Option<f64>,
     runs: Option<usize>,
 ) -> R<Method> {
-    match method {
+    let name = match method {
+        Some(MethodArg::Method(m)) => {
+            let loose = [
+                ("repeats", repeats.is_some()),
+                ("gamma", gamma.is_some()),
+                ("threshold", threshold.is_some()),
+            ];
+            if let Some((name, _)) = loose.iter().find(|(_, given)| *given) {
+                return Err(invalid(
+                    name,
+                    "a value",
+                    "is part of the dptune.Method given as method=: give it there only",
+                ));
+            }
+            return m.get().method(runs);
+        }
+        Some(MethodArg::Name(n)) => n.as_str(),
+        None => "repeat",
+    };
+    match name {
         "repeat" => Ok(Method::RepeatAndSelect(
             repeats
                 .ok_or_else(|| invalid("repeats", "None", "repeat-and-select needs a Repeats"))?
@@ -158,22 +364,12 @@ pub(crate) fn method_from(
             gamma: gamma
                 .ok_or_else(|| invalid("gamma", "None", "the threshold method needs one"))?,
         }),
-        "exhaustive" => {
-            let runs = runs
-                .ok_or_else(|| invalid("runs", "None", "exhaustive search needs the grid size"))?;
-            // The composition takes time linear in the runs; the tuner dispatches no more.
-            if runs > MAX_RUNS {
-                return Err(invalid(
-                    "runs",
-                    runs,
-                    "at most 10000000 grid points (the composition takes time linear in runs)",
-                ));
-            }
-            Ok(Method::Exhaustive { runs })
-        }
+        "exhaustive" => Ok(Method::Exhaustive {
+            runs: exhaustive_runs(runs)?,
+        }),
         _ => Err(invalid(
             "method",
-            method,
+            name,
             "expected \"repeat\", \"threshold\" or \"exhaustive\"",
         )),
     }
@@ -181,17 +377,17 @@ pub(crate) fn method_from(
 
 /// The guarantee of a whole tuning whose runs each spend at most `per_run`.
 #[pyfunction]
-#[pyo3(signature = (per_run, *, method="repeat", repeats=None, gamma=None, threshold=None,
+#[pyo3(signature = (per_run, *, method=None, repeats=None, gamma=None, threshold=None,
     runs=None))]
 pub(crate) fn tuning_cost(
     per_run: &PyGuarantee,
-    method: &str,
+    method: Option<MethodArg<'_>>,
     repeats: Option<PyRef<'_, PyRepeats>>,
     gamma: Option<f64>,
     threshold: Option<f64>,
     runs: Option<usize>,
 ) -> R<PyGuarantee> {
-    let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
+    let m = method_from(method.as_ref(), repeats.as_deref(), gamma, threshold, runs)?;
     Ok(g(tune::tuning_cost(&m, &per_run.inner).py()?))
 }
 
@@ -199,12 +395,12 @@ pub(crate) fn tuning_cost(
 /// "dpsgd" the RDP curve of `steps` DP-SGD steps at rate `sampling_rate` with the smallest
 /// noise multiplier that fits (`dpsgd_noise_multiplier(allowance, ...)` gives it back).
 #[pyfunction]
-#[pyo3(signature = (outer, *, method="repeat", repeats=None, gamma=None, threshold=None,
+#[pyo3(signature = (outer, *, method=None, repeats=None, gamma=None, threshold=None,
     runs=None, per_run="zcdp", sampling_rate=None, steps=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn calibrate(
     outer: &PyGuarantee,
-    method: &str,
+    method: Option<MethodArg<'_>>,
     repeats: Option<PyRef<'_, PyRepeats>>,
     gamma: Option<f64>,
     threshold: Option<f64>,
@@ -213,7 +409,7 @@ pub(crate) fn calibrate(
     sampling_rate: Option<f64>,
     steps: Option<u64>,
 ) -> R<PyGuarantee> {
-    let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
+    let m = method_from(method.as_ref(), repeats.as_deref(), gamma, threshold, runs)?;
     let kind = target::PerRun::parse(per_run, sampling_rate, steps)?;
     Ok(g(target::calibrate_per_run(&outer.inner, &m, kind)?.0))
 }
@@ -222,31 +418,48 @@ pub(crate) fn calibrate(
 // Tuning plans: Rust draws the data-independent part (K, configurations, seeds, cost); Python
 // dispatches the candidate calls; Rust keeps the best.
 
-/// The data-independent part of one tuning. Holds the number of runs privately: Python sees
-/// only the tasks to dispatch (their count equals K, or the cap T in capped mode).
+/// One drawn tuning, as the library's `Tuner::schedule` draws it: the tasks Python dispatches
+/// (their count equals K, or the cap T in capped mode; Python's executor is trusted with it)
+/// and the library's release rule, which holds K and picks the winner from the scores.
 #[pyclass(module = "dptune._core", name = "_TuningPlan")]
 pub(crate) struct TuningPlan {
+    /// Per task: its configuration and its seed (the first word of the run's stream after the
+    /// configuration was sampled, where `Tuner::run` hands that stream to the learner).
     tasks: Vec<(Config, u64)>,
-    kept: u64,
-    threshold: Option<f64>,
-    cost: Guarantee,
+    rule: tune::ReleaseRule,
     per_run: Guarantee,
     /// With a cap: the δ the truncation adds, and the advice on choosing a cap when that is
     /// more than `cap_delta` (public: computed from the method, the cap and the cost).
     truncation: Option<(f64, String)>,
 }
 
-/// Draws a tuning plan exactly as `dptune::tune::Tuner::run` does: the tuner's generator yields
-/// the streams and then K; run i samples its configuration from stream i and then its seed (the
-/// next 64-bit word of stream i).
+/// The method of a tuning over `space`, from the Python spelling: an exhaustive search runs
+/// every grid point of the space.
+pub(crate) fn method_over(
+    space: &SearchSpace,
+    method: Option<&MethodArg<'_>>,
+    repeats: Option<&PyRepeats>,
+    gamma: Option<f64>,
+    threshold: Option<f64>,
+) -> R<Method> {
+    let runs = if method.is_some_and(MethodArg::is_exhaustive) {
+        Some(space.grid().py()?.len())
+    } else {
+        None
+    };
+    method_from(method, repeats, gamma, threshold, runs)
+}
+
+/// Draws a tuning plan with the library's `Tuner::schedule`, so a seeded Python tuning gives the
+/// configurations, seeds and winner of the library's `Tuner::run` with the same seed.
 #[pyfunction]
-#[pyo3(signature = (space, per_run, *, method="repeat", repeats=None, gamma=None,
+#[pyo3(signature = (space, per_run, *, method=None, repeats=None, gamma=None,
     threshold=None, cap=None, cap_delta=0.0, seed=None, target=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _plan_tuning(
     space: &Bound<'_, PyAny>,
     per_run: &PyGuarantee,
-    method: &str,
+    method: Option<MethodArg<'_>>,
     repeats: Option<PyRef<'_, PyRepeats>>,
     gamma: Option<f64>,
     threshold: Option<f64>,
@@ -256,12 +469,13 @@ pub(crate) fn _plan_tuning(
     target: Option<PyRef<'_, PyGuarantee>>,
 ) -> R<TuningPlan> {
     let space = space_from(space)?;
-    let runs = if method == "exhaustive" {
-        Some(space.grid().py()?.len())
-    } else {
-        None
-    };
-    let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
+    let m = method_over(
+        &space,
+        method.as_ref(),
+        repeats.as_deref(),
+        gamma,
+        threshold,
+    )?;
     if cap == Some(0) {
         return Err(invalid("cap", 0, "must be at least 1"));
     }
@@ -301,39 +515,21 @@ pub(crate) fn _plan_tuning(
         _ => None,
     };
     let mut rng = rng_from(seed)?;
-    let streams = rng.streams();
-    let (k, grid) = match m {
-        Method::RepeatAndSelect(r) => (tune::runs::draw_runs(&r, &mut rng).py()?, None),
-        Method::Threshold { gamma, .. } => (
-            tune::runs::draw_runs(&repeat::Repeats::geometric(gamma).py()?, &mut rng).py()?,
-            None,
-        ),
-        Method::Exhaustive { runs } => (runs as u64, Some(space.grid().py()?)),
-    };
-    let executed = cap.unwrap_or(k);
-    if executed > MAX_RUNS as u64 {
+    let (schedule, rule) = tuner.schedule(&options, &mut rng).py()?;
+    if schedule.tasks() > MAX_RUNS as u64 {
         return Err(NoRelease::new_err(
             "no release: the drawn number of runs is beyond what can be dispatched; use cap",
         ));
     }
-    let tasks = (0..executed)
+    let tasks = (0..schedule.tasks())
         .map(|i| {
-            let mut r = streams.get(i);
-            let config = match &grid {
-                Some(gr) => gr[i as usize].clone(),
-                None => space.sample(&mut r),
-            };
-            (config, r.next_u64())
+            let (config, mut r) = schedule.task(i).py()?;
+            Ok((config, r.next_u64()))
         })
-        .collect();
+        .collect::<R<_>>()?;
     Ok(TuningPlan {
         tasks,
-        kept: k.min(executed),
-        threshold: match m {
-            Method::Threshold { threshold, .. } => Some(threshold),
-            _ => None,
-        },
-        cost,
+        rule,
         per_run: per_run.inner.clone(),
         truncation,
     })
@@ -344,7 +540,7 @@ impl TuningPlan {
     /// The whole tuning's guarantee (public).
     #[getter]
     fn cost(&self) -> PyGuarantee {
-        g(self.cost.clone())
+        g(self.rule.spent().clone())
     }
     /// The per-run allowance.
     #[getter]
@@ -365,164 +561,23 @@ impl TuningPlan {
             .collect()
     }
     /// Given the scores by task index (NaN for an unusable configuration), the index of the
-    /// released candidate or None (⊥): among the first min(K, T) runs, the best score (ties to
-    /// the lower index), or with a threshold the lowest index whose score reaches it.
+    /// released candidate or None (⊥), by the library's release rule.
     fn best(&self, scores: &Bound<'_, PyAny>) -> R<Option<u64>> {
-        let s = vec_f64("scores", scores)?;
-        if s.len() != self.tasks.len() {
-            return Err(invalid("scores", s.len(), "need one score per task"));
-        }
-        let mut best: Option<(u64, f64)> = None;
-        for (i, &x) in s.iter().enumerate().take(self.kept as usize) {
-            if x.is_nan() {
-                continue;
-            }
-            if let Some(t) = self.threshold {
-                if x >= t {
-                    return Ok(Some(i as u64));
-                }
-                continue;
-            }
-            if best.is_none_or(|(_, b)| x > b) {
-                best = Some((i as u64, x));
-            }
-        }
-        Ok(best.map(|(i, _)| i))
+        let s: Vec<Option<f64>> = vec_f64("scores", scores)?
+            .into_iter()
+            .map(|x| (!x.is_nan()).then_some(x))
+            .collect();
+        self.rule.winner(&s).py()
     }
-}
-
-/// A record set with no content (the reference learner ignores data).
-pub(crate) struct Nothing(usize);
-impl Records for Nothing {
-    fn len(&self) -> usize {
-        self.0
-    }
-    fn select(&self, indices: &[usize]) -> Self {
-        Nothing(indices.len())
-    }
-}
-
-/// The reference learner of the equality tests: its score is a public function of the
-/// configuration and of the run's seed, spent under the allowance.
-pub(crate) struct ReferenceLearner;
-impl tune::Learner for ReferenceLearner {
-    type Data = Nothing;
-    type Model = (Config, u64);
-    fn fit(
-        &self,
-        config: &Config,
-        _data: &Nothing,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> dptune::Result<dptune::privacy::Release<(Config, u64)>> {
-        Ok(dptune::privacy::Release {
-            value: (config.clone(), rng.next_u64()),
-            spent: allowance.clone(),
-        })
-    }
-}
-impl tune::Scorer<ReferenceLearner> for ReferenceLearner {
-    fn score(
-        &self,
-        model: &(Config, u64),
-        _data: &Nothing,
-        allowance: &Guarantee,
-        _rng: &mut SecureRng,
-    ) -> dptune::Result<dptune::privacy::Release<f64>> {
-        Ok(dptune::privacy::Release {
-            value: reference_score(&model.0, model.1),
-            spent: allowance.clone(),
-        })
-    }
-}
-
-/// −Σ over numeric hyperparameters of (x − 0.3)² plus (seed mod 1000)·1e-6.
-pub(crate) fn reference_score(c: &Config, seed: u64) -> f64 {
-    let mut s = 0.0;
-    for v in c.values() {
-        let x = match v {
-            Value::Float(x) => *x,
-            Value::Int(i) => *i as f64,
-            Value::Text(t) => t.len() as f64,
-        };
-        s -= (x - 0.3) * (x - 0.3);
-    }
-    s + (seed % 1000) as f64 * 1e-6
-}
-
-/// The Rust core's own tuner on the reference learner: (config or None, score or None, cost).
-#[pyfunction]
-#[pyo3(signature = (space, per_run, *, method="repeat", repeats=None, gamma=None,
-    threshold=None, cap=None, cap_delta=0.0, seed=0))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn _reference_tune<'py>(
-    py: Python<'py>,
-    space: &Bound<'py, PyAny>,
-    per_run: &PyGuarantee,
-    method: &str,
-    repeats: Option<PyRef<'py, PyRepeats>>,
-    gamma: Option<f64>,
-    threshold: Option<f64>,
-    cap: Option<u64>,
-    cap_delta: f64,
-    seed: u64,
-) -> R<(Option<Bound<'py, PyDict>>, Option<f64>, PyGuarantee)> {
-    let space = space_from(space)?;
-    let runs = if method == "exhaustive" {
-        Some(space.grid().py()?.len())
-    } else {
-        None
-    };
-    let m = method_from(method, repeats.as_deref(), gamma, threshold, runs)?;
-    let tuner = Tuner::new(m, &space, per_run.inner.clone()).py()?;
-    let options = TuneOptions {
-        cap,
-        cap_delta,
-        ..Default::default()
-    };
-    let split = tune::Split {
-        first: vec![],
-        second: vec![],
-    };
-    let mut rng = SecureRng::seeded(seed);
-    let r = tuner
-        .run(
-            &ReferenceLearner,
-            &ReferenceLearner,
-            &Nothing(0),
-            &split,
-            &options,
-            &mut rng,
-        )
-        .py()?;
-    let (c, s) = match r.value {
-        Some(c) => (Some(config_to_py(py, &c.config)?), Some(c.score)),
-        None => (None, None),
-    };
-    Ok((c, s, g(r.spent)))
-}
-
-/// The reference score (for the equality tests).
-#[pyfunction]
-pub(crate) fn _reference_score(config: &Bound<'_, PyAny>, seed: u64) -> R<f64> {
-    let d = config
-        .cast::<PyDict>()
-        .map_err(|_| invalid("config", type_name(config), "must be a dict"))?;
-    let mut c = Config::new();
-    for (k, v) in d.iter() {
-        c.insert(k.extract()?, value_from_py("config", &v)?);
-    }
-    Ok(reference_score(&c, seed))
 }
 
 /// Adds this file's classes and functions to the module `dptune._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRepeats>()?;
+    m.add_class::<PyMethod>()?;
     m.add_class::<TuningPlan>()?;
     m.add_function(wrap_pyfunction!(tuning_cost, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(_plan_tuning, m)?)?;
-    m.add_function(wrap_pyfunction!(_reference_tune, m)?)?;
-    m.add_function(wrap_pyfunction!(_reference_score, m)?)?;
     Ok(())
 }

@@ -6,6 +6,7 @@ from ._core import (
     InvalidParameter as InvalidParameter,
     NoisePlan as NoisePlan,
     NoRelease as NoRelease,
+    Method as Method,
     Repeats as Repeats,
     SecAggClient as SecAggClient,
     SecAggServer as SecAggServer,

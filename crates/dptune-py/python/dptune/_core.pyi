@@ -61,11 +61,11 @@ class Guarantee:
     δ = 1e-5."""
 
     @staticmethod
-    def pure(epsilon: float, neighbours: Neighbours = "add-remove") -> Guarantee: ...
+    def pure(epsilon: float, neighbours: Neighbours = "add_remove") -> Guarantee: ...
     @staticmethod
-    def approx(epsilon: float, delta: float, neighbours: Neighbours = "add-remove") -> Guarantee: ...
+    def approx(epsilon: float, delta: float, neighbours: Neighbours = "add_remove") -> Guarantee: ...
     @staticmethod
-    def zcdp(rho: float, neighbours: Neighbours = "add-remove") -> Guarantee: ...
+    def zcdp(rho: float, neighbours: Neighbours = "add_remove") -> Guarantee: ...
     def epsilon(self, delta: float) -> float:
         """ε at δ from the tightest bound (rounded up)."""
     def delta(self, epsilon: float) -> float:
@@ -138,7 +138,7 @@ def select_index(
     sensitivity: float = 1.0,
     monotonic: bool = False,
     goal: Direction = "maximize",
-    neighbours: Neighbours = "add-remove",
+    neighbours: Neighbours = "add_remove",
     delta: Optional[float] = None,
     sensitivities: Optional[ArrayLike] = None,
     beta: float = 0.1,
@@ -170,7 +170,7 @@ def _selection_probabilities(
     sensitivity: float = 1.0,
     monotonic: bool = False,
     goal: Direction = "maximize",
-    neighbours: Neighbours = "add-remove",
+    neighbours: Neighbours = "add_remove",
     delta: Optional[float] = None,
     sensitivities: Optional[ArrayLike] = None,
     beta: float = 0.1,
@@ -182,7 +182,7 @@ def selection_cost(
     epsilon: float,
     *,
     mechanism: CostMechanism = "exponential",
-    neighbours: Neighbours = "add-remove",
+    neighbours: Neighbours = "add_remove",
     delta: Optional[float] = None,
     k: Optional[int] = None,
 ) -> Guarantee:
@@ -198,7 +198,7 @@ def top_k(
     sensitivity: float = 1.0,
     monotonic: bool = False,
     goal: Direction = "maximize",
-    neighbours: Neighbours = "add-remove",
+    neighbours: Neighbours = "add_remove",
     seed: Seed = None,
     budget: Optional[str] = None,
     store: Optional[StrPath] = None,
@@ -230,7 +230,7 @@ def noisy_count(
     count: int,
     epsilon: float,
     *,
-    neighbours: Neighbours = "add-remove",
+    neighbours: Neighbours = "add_remove",
     seed: Seed = None,
     budget: Optional[str] = None,
     store: Optional[StrPath] = None,
@@ -245,7 +245,7 @@ def gaussian_release(
     sensitivity: float,
     rho: float,
     *,
-    neighbours: Neighbours = "add-remove",
+    neighbours: Neighbours = "add_remove",
     seed: Seed = None,
     budget: Optional[str] = None,
     store: Optional[StrPath] = None,
@@ -268,24 +268,50 @@ def zcdp_epsilon(rho: float, delta: float) -> float: ...
 def zcdp_delta(rho: float, epsilon: float) -> float: ...
 def zcdp_rho_for(epsilon: float, delta: float) -> float: ...
 def pure_to_zcdp(epsilon: float) -> float: ...
+class Method:
+    """How a tuning selects among its runs (``dptune::tune::Method``): accepted as ``method=``
+    by :func:`dptune.tune`, :func:`tuning_cost` and :func:`calibrate` in place of a name with
+    loose keywords (giving both is refused)."""
+
+    @staticmethod
+    def papernot_steinke(repeats: Repeats) -> Method:
+        """Repeat-and-select: run K ~ ``repeats`` candidates, release the best."""
+    @staticmethod
+    def liu_talwar(threshold: float, stop_probability: float) -> Method:
+        """After each run, release it if its score reaches ``threshold``, else stop with
+        probability ``stop_probability`` (releasing nothing)."""
+    @staticmethod
+    def exhaustive(runs: Optional[int] = None) -> Method:
+        """Every grid point, composed; ``runs`` (the grid size) where no space gives it."""
+    @property
+    def name(self) -> TuningMethod: ...
+    @property
+    def repeats(self) -> Optional[Repeats]: ...
+    @property
+    def threshold(self) -> Optional[float]: ...
+    @property
+    def stop_probability(self) -> Optional[float]: ...
+    @property
+    def runs(self) -> Optional[int]: ...
+
 def tuning_cost(
     per_run: Guarantee,
     *,
-    method: TuningMethod = "repeat",
+    method: Union[Method, TuningMethod, None] = None,
     repeats: Optional[Repeats] = None,
     gamma: Optional[float] = None,
     threshold: Optional[float] = None,
     runs: Optional[int] = None,
 ) -> Guarantee:
-    """The guarantee of a whole tuning whose runs each spend at most ``per_run``:
-    "repeat" (Papernot–Steinke / Liu–Talwar repeat-and-select, needs ``repeats``),
-    "threshold" (Liu–Talwar Alg. 1, needs ``gamma`` and ``threshold``), "exhaustive" (``runs``
-    grid points composed)."""
+    """The guarantee of a whole tuning whose runs each spend at most ``per_run``, for a
+    :class:`Method`, or by the older spelling: "repeat" (the default; Papernot–Steinke
+    repeat-and-select, needs ``repeats``), "threshold" (Liu–Talwar Alg. 1, needs ``gamma`` and
+    ``threshold``), "exhaustive" (``runs`` grid points composed)."""
 
 def calibrate(
     outer: Guarantee,
     *,
-    method: TuningMethod = "repeat",
+    method: Union[Method, TuningMethod, None] = None,
     repeats: Optional[Repeats] = None,
     gamma: Optional[float] = None,
     threshold: Optional[float] = None,
@@ -310,7 +336,7 @@ class NoisePlan:
         epsilon: float,
         delta: float,
         min_survivors: int,
-        neighbours: Neighbours = "replace",
+        neighbours: Neighbours = "replace_one",
         colluders: int = 0,
     ) -> NoisePlan: ...
     @staticmethod
@@ -318,7 +344,7 @@ class NoisePlan:
         k: int,
         variance: float,
         min_survivors: int,
-        neighbours: Neighbours = "replace",
+        neighbours: Neighbours = "replace_one",
         colluders: int = 0,
     ) -> NoisePlan: ...
     @property
@@ -381,19 +407,6 @@ def _plan_tuning(space: dict, per_run: Guarantee, **kwargs: Any) -> _TuningPlan:
 def _calibrate_tuning(
     space: dict, target: Guarantee, **kwargs: Any
 ) -> Tuple[Guarantee, Optional[int], float, Optional[float]]: ...
-def _reference_tune(
-    space: dict, per_run: Guarantee, **kwargs: Any
-) -> Tuple[Optional[dict], Optional[float], Guarantee]: ...
-def _reference_score(config: dict, seed: int) -> float: ...
-def _time_select_rust(
-    scores: ArrayLike,
-    epsilon: float,
-    repeats: int,
-    *,
-    mechanism: Mechanism = "exponential",
-    sensitivity: float = 1.0,
-    seed: int = 0,
-) -> float: ...
 def _check_callable(obj: object) -> None: ...
 
 def budget_create(

@@ -2,14 +2,16 @@
 
 Division of labour:
 
-* The Rust core draws everything that is data-independent, exactly as its own ``Tuner`` does:
-  the number of runs K (kept inside a Rust object and never returned), one configuration and one
-  64-bit seed per run, and the whole tuning's guarantee (computed before anything runs).
+* The library's tuner draws everything that is data-independent (``Tuner::schedule``, the same
+  draw its own ``Tuner::run`` makes): the number of runs K (kept inside its release rule and
+  never returned), one configuration and one 64-bit seed per run (the first word of the stream
+  that ``Tuner::run`` hands to a Rust learner), and the whole tuning's guarantee (computed
+  before anything runs).
 * Python calls ``candidate(config, allowance, seed)`` for each run, sequentially or through the
   ``concurrent.futures.Executor`` you pass (a ``ProcessPoolExecutor``, Dask's
   ``Client.get_executor()``, Ray's executor, ...).
-* The Rust core keeps the best score among the first min(K, T) runs (ties to the lower run
-  index), or with a threshold the first run that reaches it.
+* The library's release rule keeps the best score among the first min(K, T) runs (ties to the
+  lower run index), or with a threshold the first run that reaches it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import (
 )
 
 from . import _core
-from ._core import Guarantee, InvalidParameter, Repeats
+from ._core import Guarantee, InvalidParameter, Method, Repeats
 from .types import TuningMethod
 
 Domain = Union[Sequence[Any], Tuple[str, float, float]]
@@ -239,7 +241,7 @@ def tune(
     *,
     target: Optional[Guarantee] = None,
     per_run: Union[None, Guarantee, str, DpSgd] = None,
-    method: TuningMethod = "repeat",
+    method: Union[Method, TuningMethod] = "repeat",
     repeats: Optional[Repeats] = None,
     gamma: Optional[float] = None,
     threshold: Optional[float] = None,
@@ -259,7 +261,7 @@ def tune(
     run may spend::
 
         best = dptune.tune(candidate, space, target=dptune.Guarantee.approx(2.0, 1e-5),
-                           repeats=dptune.Repeats.with_mean(10))
+                           method=dptune.Method.papernot_steinke(dptune.Repeats.with_mean(10)))
         print(best)  # eps at delta = 1e-05 for the whole tuning, the configuration, the score
 
     or give ``per_run`` (a :class:`Guarantee`) and read the whole cost from the result.
@@ -310,9 +312,11 @@ def tune(
         ``threshold``). Giving a :class:`Guarantee` together with ``target`` is refused
         (:class:`InvalidParameter`): say either what the whole tuning or what each run spends.
     method:
-        ``"repeat"`` (Papernot–Steinke repeat-and-select; needs ``repeats``), ``"threshold"``
-        (Liu–Talwar; needs ``threshold`` and ``gamma``) or ``"exhaustive"`` (every grid point,
-        composed).
+        A :class:`dptune.Method`: ``Method.papernot_steinke(repeats)`` (repeat-and-select),
+        ``Method.liu_talwar(threshold, stop_probability)`` or ``Method.exhaustive()`` (every
+        grid point, composed). The older spelling, a name with loose keywords, still works:
+        ``"repeat"`` (needs ``repeats``), ``"threshold"`` (needs ``threshold`` and ``gamma``)
+        or ``"exhaustive"``.
     direction:
         ``"maximize"`` (default) or ``"minimize"`` (e.g. a loss; ``"max"``/``"min"`` as in
         :func:`dptune.select`). Minimising is exactly
@@ -381,7 +385,11 @@ def tune(
     check_space = getattr(candidate, "check_space", None)
     if callable(check_space):
         check_space(dict(space))
-    common = dict(method=method, repeats=repeats, gamma=gamma, threshold=None)
+    # Minimising: the core keeps the largest negated score, against the negated threshold.
+    core_method: Union[Method, str] = method
+    if isinstance(method, Method) and method.threshold is not None and sign < 0:
+        core_method = Method.liu_talwar(-method.threshold, method.stop_probability)
+    common = dict(method=core_method, repeats=repeats, gamma=gamma, threshold=None)
     if threshold is not None:
         common["threshold"] = sign * float(threshold)
     noise_multiplier = None
@@ -510,8 +518,13 @@ def _cap_int(cap: Any) -> Optional[int]:
     return int(cap)
 
 
-def _describe(method: str, repeats: Optional[Repeats], gamma: Any, threshold: Any) -> str:
+def _describe(
+    method: Union[Method, str], repeats: Optional[Repeats], gamma: Any, threshold: Any
+) -> str:
     """The method in words, from its public parameters."""
+    if isinstance(method, Method):
+        repeats, gamma, threshold = method.repeats, method.stop_probability, method.threshold
+        method = method.name
     if method == "repeat":
         return f"Papernot–Steinke repeat-and-select, {repeats!r}"
     if method == "threshold":

@@ -79,8 +79,10 @@ from ._core import (
     DataError,
     Guarantee,
     InvalidParameter,
+    DptuneError,
     SeededRun,
     gaussian_release,
+    largest_pure_within,
     noisy_count,
     split_by_coin,
 )
@@ -885,5 +887,13 @@ class Candidate:
         # on nothing fails.
         model._fit(self.X_train, self.y_train)
         correct = int((model.predict(self.X_val) == self.y_val).sum())
-        score, _ = noisy_count(correct, math.sqrt(2.0 * rho))
+        # The score's ε is the library's conversion of the allowance (the largest pure ε that
+        # fits it, ε = √(2ρ) rounded down); what the fit and the score report spending is
+        # checked against the allowance (their sides are disjoint: parallel composition).
+        score, spent = noisy_count(correct, largest_pure_within(allowance))
+        for part, g in (("fit", model.guarantee_), ("score", spent)):
+            if not g.fits_within(allowance):
+                raise DptuneError(
+                    f"the {part} spent {g}, more than the per-run allowance {allowance}"
+                )
         return model, score

@@ -10,8 +10,12 @@
 //! runs and keeps the first min(K, T); the truncation is charged by the truncation lemma
 //! (THEORY.md §6.2) at the cost of converting to (ε, δ).
 //!
-//! Runs execute in parallel (rayon). Run i draws its configuration and its noise from stream i
-//! of the tuner's generator, so a seeded tuning gives the same result on 1 or N threads.
+//! A tuning is two halves with the runs between them: the [`Schedule`] (what to run, drawn
+//! before any data are touched) and the [`ReleaseRule`] (scores in, winner out). [`Tuner::run`]
+//! executes the runs in parallel (rayon); the Python tuner dispatches them to callables and
+//! hands the scores back. Run i draws its configuration and its noise from stream i of the
+//! tuner's generator, so a seeded tuning gives the same result on 1 or N threads, and from
+//! Python.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -25,7 +29,9 @@ use crate::privacy::{Guarantee, Release};
 
 use super::candidate::{Candidate, Learner, PrivateCandidate, RunResult, Scorer};
 use super::cost::{tuning_cost, Method};
-use super::runs::{draw_runs, tail_probability};
+use super::release::ReleaseRule;
+use super::runs::tail_probability;
+use super::schedule::Schedule;
 use super::space::SearchSpace;
 use super::split::Split;
 
@@ -112,6 +118,31 @@ impl<'a> Tuner<'a> {
         Guarantee::approx(eps, delta, self.per_run.neighbours())
     }
 
+    /// Draws what the tuning runs and how it releases, before any data are touched: the
+    /// [`Schedule`] (the tasks to execute) and the [`ReleaseRule`] (which scored run wins, and
+    /// the whole cost). [`Tuner::run`] is these two with a parallel loop between them; a caller
+    /// that executes the runs itself (the Python tuner dispatching callables) uses them
+    /// directly and gets the same seeded result.
+    pub fn schedule(
+        &self,
+        options: &TuneOptions<'_>,
+        rng: &mut SecureRng,
+    ) -> Result<(Schedule<'a>, ReleaseRule)> {
+        let spent = self.cost(options)?;
+        let drawn = Schedule::draw(&self.method, self.space, options.cap, rng)?;
+        let threshold = match self.method {
+            Method::Threshold { threshold, .. } => Some(threshold),
+            _ => None,
+        };
+        let rule = ReleaseRule::new(drawn.runs, drawn.schedule.tasks(), threshold, spent);
+        Ok((drawn.schedule, rule))
+    }
+
+    /// The per-run allowance each task spends at most.
+    pub fn per_run(&self) -> &Guarantee {
+        &self.per_run
+    }
+
     /// Runs the tuning on `data` (trained on `split.first`, scored on `split.second`) and
     /// releases the best candidate, or `None` (⊥) where the method can end without one
     /// (Poisson K = 0; no score reached the threshold), together with the whole cost.
@@ -124,40 +155,17 @@ impl<'a> Tuner<'a> {
         options: &TuneOptions<'_>,
         rng: &mut SecureRng,
     ) -> Result<Selected<L::Model>> {
-        let spent = self.cost(options)?;
+        let (schedule, rule) = self.schedule(options, rng)?;
         let candidate = PrivateCandidate::new(learner, scorer);
-        let streams = rng.streams();
-        let (k, grid) = match self.method {
-            Method::RepeatAndSelect(r) => (draw_runs(&r, rng)?, None),
-            Method::Threshold { gamma, .. } => (draw_runs(&Repeats::geometric(gamma)?, rng)?, None),
-            Method::Exhaustive { runs } => (runs as u64, Some(self.space.grid()?)),
-        };
-        // Exhaustive search runs every grid point (K is public): a cap does not apply.
-        let executed = match grid {
-            Some(_) => k,
-            None => options.cap.unwrap_or(k),
-        };
-        let kept = k.min(executed);
-        let threshold = match self.method {
-            Method::Threshold { threshold, .. } => Some(threshold),
-            _ => None,
-        };
         let job = |i: u64| -> Result<Option<(u64, Candidate<L::Model>)>> {
-            let mut r = streams.get(i);
-            let config = match &grid {
-                Some(g) => g[i as usize].clone(),
-                None => self.space.sample(&mut r),
-            };
+            let (config, mut r) = schedule.task(i)?;
             match candidate.run(config, data, split, &self.per_run, &mut r)? {
-                RunResult::Scored(c) if i < kept => Ok(Some((i, c))),
+                RunResult::Scored(c) if rule.admits(i, c.score) => Ok(Some((i, c))),
                 _ => Ok(None),
             }
         };
-        let best = with_progress(options, || run_all(executed, threshold, &job))?;
-        Ok(Release {
-            value: best.map(|(_, c)| c),
-            spent,
-        })
+        let best = with_progress(options, || run_all(schedule.tasks(), &rule, &job))?;
+        Ok(rule.release(best.map(|(_, c)| c)))
     }
 }
 
@@ -230,38 +238,23 @@ pub fn smallest_cap(method: &Method, eps: f64, delta: f64) -> Result<Option<u64>
     Ok(Some(hi))
 }
 
-/// Runs `job(0..n)` in parallel and keeps the best scored candidate (ties to the lower index),
-/// or with a threshold the lowest-index candidate whose score reaches it.
+/// Runs `job(0..n)` in parallel and keeps the admitted candidate `rule` prefers.
 fn run_all<M: Send>(
     n: u64,
-    threshold: Option<f64>,
+    rule: &ReleaseRule,
     job: &(dyn Fn(u64) -> Result<Option<(u64, Candidate<M>)>> + Sync),
 ) -> Result<Option<(u64, Candidate<M>)>> {
-    let better = |a: (u64, Candidate<M>), b: (u64, Candidate<M>)| -> (u64, Candidate<M>) {
-        let a_wins = match threshold {
-            // First (lowest index) run that reaches the threshold.
-            Some(_) => a.0 < b.0,
-            None => a.1.score > b.1.score || (a.1.score == b.1.score && a.0 < b.0),
-        };
-        if a_wins {
-            a
-        } else {
-            b
-        }
-    };
-    (0..n)
-        .into_par_iter()
-        .map(|i| Ok(job(i)?.filter(|(_, c)| threshold.is_none_or(|t| c.score >= t))))
-        .try_reduce(
-            || None,
-            |a, b| {
-                Ok(match (a, b) {
-                    (Some(a), Some(b)) => Some(better(a, b)),
-                    (a, None) => a,
-                    (None, b) => b,
-                })
-            },
-        )
+    (0..n).into_par_iter().map(job).try_reduce(
+        || None,
+        |a, b| {
+            Ok(match (a, b) {
+                (Some(a), Some(b)) if rule.prefers((a.0, a.1.score), (b.0, b.1.score)) => Some(a),
+                (Some(_), Some(b)) => Some(b),
+                (a, None) => a,
+                (None, b) => b,
+            })
+        },
+    )
 }
 
 /// Calls `options.progress` from a ticker thread while `work` runs.

@@ -61,7 +61,7 @@ class RoundConfig:
     delta: float
     min_nodes: int
     min_survivors: int
-    neighbours: str = "replace"
+    neighbours: str = "replace_one"
     round: int = 0
     stage_timeout: float = 60.0
     seed: Optional[int] = None  # research runs only: NOT private against anyone who knows it
@@ -127,7 +127,7 @@ class RoundConfig:
             delta=get("delta", float),
             min_nodes=get("min-nodes", int),
             min_survivors=get("min-survivors", int),
-            neighbours=get("neighbours", str, "replace"),
+            neighbours=get("neighbours", str, "replace_one"),
             round=get("round", int, 0),
             stage_timeout=stage_timeout,
             seed=None if seed in (None, "", -1) else int(seed),
