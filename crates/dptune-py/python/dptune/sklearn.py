@@ -865,7 +865,7 @@ class Candidate:
                 "invalid parameter `per_run` = a guarantee other than zCDP: this candidate "
                 "spends zCDP; give the tuner dptune.Guarantee.zcdp(rho)"
             )
-        if allowance.neighbours != "add/remove-one":
+        if allowance.neighbours != "add_remove":
             raise InvalidParameter(
                 f"invalid parameter `per_run` = a guarantee under {allowance.neighbours} "
                 "neighbours: this candidate's sensitivities are for add/remove-one"

@@ -21,6 +21,7 @@
 //!   raises δ. This is the windowing of Gopi, Lee & Wutschitz 2021 (arXiv 2106.02848, §5), with
 //!   the wrapped mass charged instead of estimated.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use realfft::num_complex::Complex;
@@ -69,17 +70,30 @@ pub(super) fn fft_len(width: usize) -> usize {
     best
 }
 
-/// Forward and inverse real FFT plans of length `n`, from one process-wide planner that keeps
-/// every plan it made: a plan's twiddle factors (one sine and cosine each) cost about as much
-/// as a transform, and the same few power-of-two lengths recur, so they are computed once
-/// (as numpy's pocketfft caches its plans). The plans are the same whoever asks first.
+/// Forward and inverse real FFT plans of length `n`, kept process-wide by length: a plan's
+/// twiddle factors (one sine and cosine each) cost about as much as a transform, and the same
+/// few lengths recur, so they are computed once (as numpy's pocketfft caches its plans).
+///
+/// Each length gets a fresh planner. A shared planner reuses the inner transforms it made for
+/// earlier lengths, so with lengths 2^a·3^b·5^c the algorithm chosen for `n` (and the last bits
+/// of every result) depended on which lengths the process had planned before: the same call
+/// gave 1.8412765037893584 or 1.8412765040813235 (DP-SGD, q = 0.004, z = 1.1, T = 10⁴) after
+/// different earlier calls. Both were sound (the FFT error is charged), but a result must be
+/// a function of its inputs.
 fn plans(n: usize) -> (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>) {
-    static PLANNER: OnceLock<Mutex<RealFftPlanner<f64>>> = OnceLock::new();
-    let mut planner = PLANNER
-        .get_or_init(|| Mutex::new(RealFftPlanner::new()))
+    type Plans = (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>);
+    static CACHE: OnceLock<Mutex<HashMap<usize, Plans>>> = OnceLock::new();
+    let mut cache = CACHE
+        .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
+    cache
+        .entry(n)
+        .or_insert_with(|| {
+            let mut planner = RealFftPlanner::new();
+            (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
+        })
+        .clone()
 }
 
 /// `x` rounded up by a relative margin that covers the rounding of a sum of `terms` terms.
