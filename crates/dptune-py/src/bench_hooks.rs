@@ -12,9 +12,9 @@ use dptune::tune::{self, Config, TuneOptions, Tuner, Value};
 
 use crate::errors::{IntoPy, R};
 use crate::input::vec_f64;
+use crate::method::{method_over, MethodArg, PyRepeats};
 use crate::select::{build, select_one, SelArgs};
 use crate::space::space_from;
-use crate::tuning::{method_over, MethodArg, PyRepeats};
 
 /// Times `repeats` selections in Rust alone (construct + select each time), for the overhead
 /// benchmark: returns nanoseconds per call.

@@ -16,6 +16,7 @@ mod federated;
 mod guarantee;
 mod input;
 mod limits;
+mod method;
 mod privacy;
 mod select;
 mod space;
@@ -30,6 +31,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     guarantee::register(m)?;
     select::register(m)?;
     privacy::register(m)?;
+    method::register(m)?;
     tuning::register(m)?;
     federated::register(m)?;
     budget::register(m)?;

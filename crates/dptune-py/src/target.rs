@@ -11,8 +11,8 @@ use dptune::tune::{self, cost::NOISE_MULTIPLIERS, Method};
 
 use crate::errors::{invalid, IntoPy, R};
 use crate::guarantee::{g, PyGuarantee};
+use crate::method::{method_over, MethodArg, PyRepeats};
 use crate::space::space_from;
-use crate::tuning::{method_over, MethodArg, PyRepeats};
 
 /// What each run of a calibrated tuning spends.
 #[derive(Clone, Copy)]

@@ -12,7 +12,10 @@ use crate::error::{Error, Result};
 use crate::privacy::{Guarantee, Release};
 
 use super::candidate::Candidate;
-use super::tuner::Selected;
+
+/// What a tuning releases: the best candidate, or `None` (⊥) where the method can end without
+/// one, together with the whole tuning's guarantee. Never the number of runs.
+pub type Selected<M> = Release<Option<Candidate<M>>>;
 
 /// The release rule of one drawn tuning (see the module doc).
 #[derive(Debug, Clone)]

@@ -25,19 +25,15 @@ use rayon::prelude::*;
 use crate::error::{check_delta, Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::repeat::{truncation_delta, Repeats};
-use crate::privacy::{Guarantee, Release};
+use crate::privacy::Guarantee;
 
 use super::candidate::{Candidate, Learner, PrivateCandidate, RunResult, Scorer};
 use super::cost::{tuning_cost, Method};
-use super::release::ReleaseRule;
+use super::release::{ReleaseRule, Selected};
 use super::runs::tail_probability;
 use super::schedule::Schedule;
 use super::space::SearchSpace;
 use super::split::Split;
-
-/// What a tuning releases: the best candidate, or `None` (⊥) where the method can end without
-/// one, together with the whole tuning's guarantee. Never the number of runs.
-pub type Selected<M> = Release<Option<Candidate<M>>>;
 
 /// What a progress callback learns: the time since the tuning started. Never the number of runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
