@@ -11,6 +11,10 @@ mod cli;
 
 use cli::{dptune, temp_file};
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
+use fixtures::{records, table, DPSGD_SPACE, SCHEMA};
+
 /// Spellings of a relation that no output may contain (the two right ones contain none of
 /// them: `replace_one` has no `replace-`/`replace"` and `add_remove` no `add-`/`add/`).
 const WRONG: &[&str] = &[
@@ -91,29 +95,7 @@ fn the_check_rejects_every_other_spelling() {
     );
 }
 
-const SCHEMA: &str = "[label]\nkind = \"class\"\ncolumn = \"y\"\nvalues = [\"no\", \"yes\"]\n\
-                      [[feature]]\nkind = \"numeric\"\ncolumn = \"a\"\nlow = 0\nhigh = 1\n";
-const DPSGD_SPACE: &str = "[learning_rate]\nvalues = [1.0]\n[clip_norm]\nvalues = [1.0]\n\
-                           [epochs]\nvalues = [1]\n[batch_size]\nvalues = [32]\n";
 const OBJPERT_SPACE: &str = "[regularization]\nvalues = [0.01, 0.1]\n";
-
-fn records() -> String {
-    let mut s = String::from("a,y\n");
-    for i in 0..200 {
-        let a = (i * 37 % 101) as f64 / 100.0;
-        s.push_str(&format!("{a},{}\n", if a > 0.5 { "yes" } else { "no" }));
-    }
-    s
-}
-
-fn table() -> String {
-    let mut s = String::from("lr,acc_seed0,acc_seed1\n");
-    for i in 0..10 {
-        let v = 0.5 + 0.04 * i as f64;
-        s.push_str(&format!("{i},{v},{}\n", v - 0.01));
-    }
-    s
-}
 
 fn compose(neighbours: &str) -> String {
     format!(

@@ -11,6 +11,10 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
+use fixtures::{records, table, DPSGD_SPACE, SCHEMA};
+
 /// Where standard output (or standard error) goes.
 #[derive(Clone, Copy, Debug)]
 enum Stdout {
@@ -89,29 +93,7 @@ impl Drop for Scratch {
     }
 }
 
-const SCHEMA: &str = "[label]\nkind = \"class\"\ncolumn = \"y\"\nvalues = [\"no\", \"yes\"]\n\
-                      [[feature]]\nkind = \"numeric\"\ncolumn = \"a\"\nlow = 0\nhigh = 1\n";
-const SPACE: &str = "[learning_rate]\nvalues = [1.0]\n[clip_norm]\nvalues = [1.0]\n\
-                     [epochs]\nvalues = [1]\n[batch_size]\nvalues = [32]\n";
 const COMPOSE: &str = r#"{"parts": [{"mechanism": "gaussian", "sigma": 2}], "delta": 1e-5, "neighbours": "add_remove"}"#;
-
-fn records() -> String {
-    let mut s = String::from("a,y\n");
-    for i in 0..200 {
-        let a = (i * 37 % 101) as f64 / 100.0;
-        s.push_str(&format!("{a},{}\n", if a > 0.5 { "yes" } else { "no" }));
-    }
-    s
-}
-
-fn table() -> String {
-    let mut s = String::from("lr,acc_seed0,acc_seed1\n");
-    for i in 0..10 {
-        let v = 0.5 + 0.04 * i as f64;
-        s.push_str(&format!("{i},{v},{}\n", v - 0.01));
-    }
-    s
-}
 
 /// One invocation of every command and subcommand (and of clap's help and version), each a
 /// quick run that succeeds and prints a report. `{name}` stands for a file of the scratch
@@ -148,7 +130,7 @@ fn every_command(s: &Scratch) -> Vec<Vec<String>> {
         ("compose.json", COMPOSE.to_string()),
         ("data.csv", records()),
         ("schema.toml", SCHEMA.to_string()),
-        ("space.toml", SPACE.to_string()),
+        ("space.toml", DPSGD_SPACE.to_string()),
         ("table.csv", table()),
     ];
     let mut text = EVERY_COMMAND.replace("{store.sqlite}", &s.path("store.sqlite"));
