@@ -313,26 +313,59 @@ impl LossPmf {
         out
     }
 
-    /// Chernoff window for the sum of `t` independent draws from the finite part: `(lo, hi)`
-    /// with P[S < lo·h] ≤ tail and P[S > hi·h] ≤ tail, and the bound on P[S ≥ x] as a function
-    /// of x (the minimum over the same λ grid), λ scaled to the spread of the sum.
+    /// Whether a window for the sum of `t` draws may as well reach the end of its support on
+    /// the top (or bottom) side: the outermost k = ⌈n/(64t)⌉ points carry mass m with
+    /// m^t > tail, so P[S ≥ t·l] ≥ m^t (l the innermost of those points) exceeds `tail` and no
+    /// valid bound can trim more than t·k ≈ n/64 points there, against a transform of at least
+    /// n. Then the whole support is kept on that side (no sum lies beyond it, so nothing is
+    /// charged) and the moment generating functions of that side are not computed: an
+    /// exponential per point and 13 squarings, as much work as the transforms for a Laplace
+    /// law, whose atoms at ±r make every sum up to ±Tr likely. (Point masses below 1 raised to
+    /// a large t never pass, so long compositions keep their Chernoff window.) A choice of
+    /// window only, so it needs no rounding care: either answer is sound.
+    fn reaches_end(&self, t: u64, tail: f64, top: bool) -> bool {
+        let k = (self.len() as u64).div_ceil(t.saturating_mul(64)) as usize;
+        let end = if top {
+            &self.probs[self.len() - k..]
+        } else {
+            &self.probs[..k]
+        };
+        t as f64 * end.iter().sum::<f64>().ln() > tail.ln()
+    }
+
+    /// Window for the sum of `t` independent draws from the finite part: `(lo, hi)` with
+    /// P[S < lo·h] ≤ tail and P[S > hi·h] ≤ tail by a Chernoff bound, λ scaled to the spread of
+    /// the sum, or the end of the support on a side where [`Self::reaches_end`]; and the bound on
+    /// P[S ≥ x] as a function of x (the minimum over the same λ grid; 1 when the top side was
+    /// not bounded, where it is never asked for: nothing lies above the support).
     fn chernoff(&self, t: u64, tail: f64) -> (i64, i64, impl Fn(f64) -> f64) {
         const COUNT: usize = 14;
         let tf = t as f64;
-        let mass = self.mass();
-        let mean = (0..self.len())
-            .map(|i| self.probs[i] * self.loss(i))
-            .sum::<f64>()
-            / mass;
-        let var = (0..self.len())
-            .map(|i| self.probs[i] * (self.loss(i) - mean).powi(2))
-            .sum::<f64>()
-            / mass;
-        let sd = (var.sqrt() * tf.sqrt()).max(self.h);
-        let lambda0 = 1.0 / (16.0 * sd);
-        let up_m = self.log_mgfs(lambda0, COUNT);
-        let down_m = self.log_mgfs(-lambda0, COUNT);
-        let lambdas: Vec<f64> = (0..COUNT).map(|j| lambda0 * 2f64.powi(j as i32)).collect();
+        let (full_top, full_bottom) = (
+            self.reaches_end(t, tail, true),
+            self.reaches_end(t, tail, false),
+        );
+        let (mut up_m, mut down_m, mut lambdas) = (Vec::new(), Vec::new(), Vec::new());
+        if !(full_top && full_bottom) {
+            let mass = self.mass();
+            let mean = (0..self.len())
+                .map(|i| self.probs[i] * self.loss(i))
+                .sum::<f64>()
+                / mass;
+            let var = (0..self.len())
+                .map(|i| self.probs[i] * (self.loss(i) - mean).powi(2))
+                .sum::<f64>()
+                / mass;
+            let sd = (var.sqrt() * tf.sqrt()).max(self.h);
+            let lambda0 = 1.0 / (16.0 * sd);
+            if !full_top {
+                up_m = self.log_mgfs(lambda0, COUNT);
+            }
+            if !full_bottom {
+                down_m = self.log_mgfs(-lambda0, COUNT);
+            }
+            lambdas = (0..COUNT).map(|j| lambda0 * 2f64.powi(j as i32)).collect();
+        }
         // P[S ≥ x] ≤ exp(t ln M(λ) − λx) ≤ tail  ⇔  x ≥ (t ln M(λ) − ln tail)/λ.
         let hi = lambdas
             .iter()
@@ -591,43 +624,57 @@ impl<'a> Ffts<'a> {
     }
 }
 
-/// Every z of `spec` raised to the power t by repeated squaring; exactly 0 when |z|² <
+/// Every z of `spec` raised to the power t ≥ 1 by repeated squaring; exactly 0 when |z|² <
 /// `negligible` = e^{−1600/t}, i.e. |z|^t < e^{−800} (below the smallest subnormal, so the
-/// rounding charge 2tU already covers it). Eight coefficients at a time, so that their
-/// independent chains of products overlap in the pipeline (one chain alone waits on each
-/// product); a block of negligible coefficients (the high frequencies) costs no products.
+/// rounding charge 2tU already covers it). The product starts at the square z^{2^k} of the
+/// lowest set bit of t instead of at 1 (the same numbers: a product by 1 is exact). Eight
+/// coefficients at a time, real and imaginary parts in separate arrays, so that the eight
+/// independent chains of products overlap in the pipeline and run two to a vector
+/// instruction; each product rounds as `Complex`'s does (re = a·c − b·d, im = a·d + b·c).
+/// A block of negligible coefficients (the high frequencies) costs no products.
 fn power_in_place(spec: &mut [Complex<f64>], t: u64, negligible: f64) {
     const LANES: usize = 8;
+    type Lanes = [f64; LANES];
+    fn times(re: &mut Lanes, im: &mut Lanes, by_re: &Lanes, by_im: &Lanes) {
+        for k in 0..LANES {
+            let (a, b, c, d) = (re[k], im[k], by_re[k], by_im[k]);
+            re[k] = a * c - b * d;
+            im[k] = a * d + b * c;
+        }
+    }
+    let zero = Complex::new(0.0, 0.0);
     for block in spec.chunks_mut(LANES) {
-        let mut base = [Complex::new(0.0, 0.0); LANES];
+        let (mut re, mut im) = ([0.0; LANES], [0.0; LANES]);
         let mut any = false;
-        for (b, z) in base.iter_mut().zip(block.iter()) {
+        for (k, z) in block.iter().enumerate() {
             if z.norm_sqr() >= negligible {
-                *b = *z;
+                (re[k], im[k]) = (z.re, z.im);
                 any = true;
             }
         }
         if !any {
-            block.fill(Complex::new(0.0, 0.0));
+            block.fill(zero);
             continue;
         }
-        let mut acc = [Complex::new(1.0, 0.0); LANES];
-        let mut t = t;
+        let square = |re: &mut Lanes, im: &mut Lanes| {
+            let (r, i) = (*re, *im);
+            times(re, im, &r, &i);
+        };
+        for _ in 0..t.trailing_zeros() {
+            square(&mut re, &mut im);
+        }
+        let (mut acc_re, mut acc_im) = (re, im);
+        // (t = 2^63 shifts out every bit.)
+        let mut t = t.checked_shr(t.trailing_zeros() + 1).unwrap_or(0);
         while t > 0 {
+            square(&mut re, &mut im);
             if t & 1 == 1 {
-                for (a, b) in acc.iter_mut().zip(&base) {
-                    *a *= b;
-                }
+                times(&mut acc_re, &mut acc_im, &re, &im);
             }
             t >>= 1;
-            if t > 0 {
-                for b in &mut base {
-                    *b *= *b;
-                }
-            }
         }
-        for (z, a) in block.iter_mut().zip(&acc) {
-            *z = *a;
+        for (k, z) in block.iter_mut().enumerate() {
+            *z = Complex::new(acc_re[k], acc_im[k]);
         }
     }
 }
