@@ -78,19 +78,14 @@ pub(super) fn gaussian(s: f64, cfg: &PldConfig, optimistic: bool) -> Discretised
 }
 
 /// Laplace noise with scale b on a sensitivity-Δ query, r = Δ/b, in units of b: P = Lap(r, 1),
-/// Q = Lap(0, 1); L = −r for o ≤ 0, r for o ≥ r, 2o − r between (THEORY.md §16a).
+/// Q = Lap(0, 1); L = −r for o ≤ 0, r for o ≥ r, 2o − r between (THEORY.md §16a). Between the
+/// atoms the output density e^{o−r}/2 is, in the loss, e^{(l−r)/2}/4 on (−r, r), discretised in
+/// closed form ([`Builder::half_exponential`]).
 pub(super) fn laplace(r: f64, cfg: &PldConfig, optimistic: bool) -> Discretised {
     let mut b = builder(cfg, -r, r, optimistic)?;
     b.atom(0.5 * (-r).exp(), -r);
     b.atom(0.5, r);
-    b.segment(&Segment {
-        lo: 0.0,
-        hi: r,
-        density: &|o| 0.5 * (o - r).exp(),
-        loss: &|o| 2.0 * o - r,
-        output_at: &|l| 0.5 * (l + r),
-        step: 0.125,
-    });
+    b.half_exponential(0.25, -r, r);
     Ok(b.finish())
 }
 
@@ -106,51 +101,55 @@ pub(super) fn subsampled_gaussian(
     optimistic: bool,
 ) -> Result<(LossPmf, LossPmf), GridTooLarge> {
     Ok((
-        subsampled_gaussian_remove(q, s, cfg, optimistic)?,
-        subsampled_gaussian_add(q, s, cfg, optimistic)?,
+        subsampled_gaussian_direction(q, s, cfg, optimistic, Direction::Remove)?,
+        subsampled_gaussian_direction(q, s, cfg, optimistic, Direction::Add)?,
     ))
 }
 
-/// The remove direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
-pub(super) fn subsampled_gaussian_remove(
-    q: f64,
-    s: f64,
-    cfg: &PldConfig,
-    optimistic: bool,
-) -> Discretised {
-    let c = width(cfg.tail);
-    let (two_s2, s2) = (2.0 * s * s, s * s);
-    let seg = Segment {
-        lo: -c * s,
-        hi: 1.0 + c * s,
-        density: &|o| ((1.0 - q) * phi(o / s) + q * phi((o - 1.0) / s)) / s,
-        loss: &|o| (q * ((2.0 * o - 1.0) / two_s2).exp_m1()).ln_1p(),
-        output_at: &|l| 0.5 + s2 * (l.exp_m1() / q).ln_1p(),
-        step: s / 8.0,
-    };
-    let below = (1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s);
-    let above = (1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c);
-    gaussian_shaped(cfg, optimistic, &seg, below, above)
+/// A direction of an add/remove-one pair: remove is (M(D), M(D′)) with D′ = D minus one
+/// record, add its reverse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Direction {
+    Remove,
+    Add,
 }
 
-/// The add direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
-pub(super) fn subsampled_gaussian_add(
+/// One direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
+pub(super) fn subsampled_gaussian_direction(
     q: f64,
     s: f64,
     cfg: &PldConfig,
     optimistic: bool,
+    direction: Direction,
 ) -> Discretised {
     let c = width(cfg.tail);
     let (two_s2, s2) = (2.0 * s * s, s * s);
-    let seg = Segment {
-        lo: 1.0 - c * s,
-        hi: 1.0 + c * s,
-        density: &|o| phi((o - 1.0) / s) / s,
-        loss: &|o| -(q * ((1.0 - 2.0 * o) / two_s2).exp_m1()).ln_1p(),
-        output_at: &|l| 0.5 - s2 * ((-l).exp_m1() / q).ln_1p(),
-        step: s / 8.0,
-    };
-    gaussian_shaped(cfg, optimistic, &seg, ndtr(-c), ndtr(-c))
+    match direction {
+        Direction::Remove => {
+            let seg = Segment {
+                lo: -c * s,
+                hi: 1.0 + c * s,
+                density: &|o| ((1.0 - q) * phi(o / s) + q * phi((o - 1.0) / s)) / s,
+                loss: &|o| (q * ((2.0 * o - 1.0) / two_s2).exp_m1()).ln_1p(),
+                output_at: &|l| 0.5 + s2 * (l.exp_m1() / q).ln_1p(),
+                step: s / 8.0,
+            };
+            let below = (1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s);
+            let above = (1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c);
+            gaussian_shaped(cfg, optimistic, &seg, below, above)
+        }
+        Direction::Add => {
+            let seg = Segment {
+                lo: 1.0 - c * s,
+                hi: 1.0 + c * s,
+                density: &|o| phi((o - 1.0) / s) / s,
+                loss: &|o| -(q * ((1.0 - 2.0 * o) / two_s2).exp_m1()).ln_1p(),
+                output_at: &|l| 0.5 - s2 * ((-l).exp_m1() / q).ln_1p(),
+                step: s / 8.0,
+            };
+            gaussian_shaped(cfg, optimistic, &seg, ndtr(-c), ndtr(-c))
+        }
+    }
 }
 
 /// The Poisson-subsampled Laplace mechanism (rate q, r = Δ/b, units of b). Remove:

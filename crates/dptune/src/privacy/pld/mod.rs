@@ -36,6 +36,7 @@ use serde::Serialize;
 use super::neighbours::Neighbours;
 use crate::error::{check_delta, check_positive, Error, Result};
 pub use lattice::{dpsgd_lattice_pld, is_grid_refusal, ROUNDING_VARIANCE};
+use mechanisms::Direction;
 use pmf::LossPmf;
 pub use spec::{ComposeSpec, PartSpec};
 
@@ -299,8 +300,8 @@ impl Pld {
             return Self::gaussian(sigma, sensitivity, Neighbours::AddRemove, config);
         }
         let (remove, add) = rayon::join(
-            || mechanisms::subsampled_gaussian_remove(q, s, &config, false),
-            || mechanisms::subsampled_gaussian_add(q, s, &config, false),
+            || mechanisms::subsampled_gaussian_direction(q, s, &config, false, Direction::Remove),
+            || mechanisms::subsampled_gaussian_direction(q, s, &config, false, Direction::Add),
         );
         let refuse = |e: pmf::GridTooLarge| e.refuse("sigma", sigma);
         let (remove, add) = (remove.map_err(refuse)?, add.map_err(refuse)?);

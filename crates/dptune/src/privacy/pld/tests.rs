@@ -144,6 +144,68 @@ fn discretised_mass_is_one_within_the_quadrature_allowance() {
 }
 
 #[test]
+fn laplace_closed_form_matches_the_quadrature() {
+    // Builder::half_exponential (closed-form connect-the-dots of the Laplace density), with
+    // ±r on and off the grid, a grid coarser than the whole segment, and a large r. Connect-the-
+    // dots keeps each bucket's P-mass and Q-mass, and both are 0.5·(1 − e^{−r}) here: a wrong
+    // split (shares swapped, the wrong tanh) breaks the Q-mass. Against the Gauss–Legendre
+    // quadrature it replaced, the upper tail sums (which bound every difference of δ(ε))
+    // agree up to that quadrature's own upward bias (its cubic upper bound on the split, a
+    // relative h³/24 of a bucket's share: 1e-13 of tail mass at h = 3e-3).
+    use super::discretise::{Builder, Segment, QUADRATURE_ERROR};
+    for (r, h) in [
+        (1.0, 1e-4),
+        (0.37, 1e-4),
+        (2.5, 3e-3),
+        (1e-3, 1e-4),
+        (5e-5, 1e-4),
+        (40.0, 1e-3),
+    ] {
+        let mut quadrature = Builder::new(h, -r, r).unwrap();
+        quadrature.segment(&Segment {
+            lo: 0.0,
+            hi: r,
+            density: &|o| 0.5 * (o - r).exp(),
+            loss: &|o| 2.0 * o - r,
+            output_at: &|l| 0.5 * (l + r),
+            step: 0.125,
+        });
+        let quadrature = quadrature.finish();
+        let mut closed = Builder::new(h, -r, r).unwrap();
+        closed.half_exponential(0.25, -r, r);
+        let closed = closed.finish();
+        let at = |l: &LossPmf, j: i64| {
+            usize::try_from(j - l.offset)
+                .ok()
+                .and_then(|i| l.probs.get(i).copied())
+                .unwrap_or(0.0)
+        };
+        let from = quadrature.offset.min(closed.offset);
+        let to =
+            (quadrature.offset + quadrature.len() as i64).max(closed.offset + closed.len() as i64);
+        // The largest difference of upper tail sums Σ_{i ≥ j}: it bounds the difference of
+        // every δ(ε) (each weight (1 − e^{ε−l})₊ rises from 0 to below 1 in l), and it does not
+        // count the quadrature's upward nudge within a bucket as a difference of laws.
+        let (mut tail, mut distance) = (0.0f64, 0.0f64);
+        for j in (from..to).rev() {
+            tail += at(&quadrature, j) - at(&closed, j);
+            distance = distance.max(tail.abs());
+        }
+        let mass = exact_sum(closed.probs.iter().copied());
+        let q_mass =
+            exact_sum((0..closed.len()).map(|i| closed.probs[i] * (-closed.loss(i)).exp()));
+        let expected = 0.5 * (1.0 - (-r).exp());
+        assert!(
+            distance <= 1e-12
+                && (mass - expected).abs() <= QUADRATURE_ERROR / 100.0
+                && (q_mass - expected).abs() <= QUADRATURE_ERROR / 10.0,
+            "r = {r}, h = {h}: tail sums differ by {distance:e}, P-mass {mass}, Q-mass {q_mass}, \
+             both should be {expected}"
+        );
+    }
+}
+
+#[test]
 fn worked_numbers_for_the_discrete_and_pure_mechanisms() {
     let n = Neighbours::AddRemove;
     // Pure ε by randomized response: loss ε w.p. p = e^ε/(1 + e^ε), so δ(ε′) = p(1 − e^{ε′−ε})
