@@ -72,7 +72,7 @@ def run_overhead(T=2000):
 
     def py():
         t = time.perf_counter()
-        dptune.tune(trivial, space, per_run=per, repeats=rep, cap=T, cap_delta=1e-6, seed=1)
+        dptune.tune(trivial, space, per_run=per, method=dptune.Method.papernot_steinke(rep), cap=T, cap_delta=1e-6, seed=1)
         return time.perf_counter() - t
 
     def rs():
