@@ -349,11 +349,12 @@ impl Plan {
         })
     }
 
-    /// Checks everything that can be checked without data: the allowance, the count's share,
-    /// the cap, the method (a finite threshold), and every value the search space can produce
-    /// against the learner's rules. A plan that passes is refused later only for reasons that
+    /// Checks everything that can be checked without data: the split fractions, the allowance,
+    /// the count's share, the cap, the method (a finite threshold), and every value the search
+    /// space can produce against the learner's rules. A plan that passes is refused later only for reasons that
     /// depend on public inputs and the charged count.
     pub fn check(&self) -> Result<()> {
+        self.fractions.check()?;
         self.budget()?;
         self.method.check()?;
         self.space.check(self.learner.rules())
