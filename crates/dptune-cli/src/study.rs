@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use dptune::select::Goal;
+use dptune::study::report::TitledStudy;
 use dptune::study::{
     load_json_table, load_table, plot, recommend, run_study, Columns, ScoreModel, ScoreTable,
     StudyMethod, StudyOptions, StudyReport,
 };
 use dptune::Error;
-use serde_json::json;
 
 use crate::flags::ignored;
 use crate::plot_file;
@@ -213,11 +213,7 @@ pub fn run(args: StudyArgs) -> Result<Delivery, Failure> {
                 x.runs_needed
             ));
         }
-        return Ok(Report {
-            json: serde_json::to_value(&r).expect("serialisable"),
-            human: human.trim_end().to_string(),
-        }
-        .into());
+        return Ok(Report::of(&r, human.trim_end().to_string())?.into());
     }
     let table = table.ok_or_else(|| Failure::input("give a table file"))?;
     let methods = if args.methods.is_empty() {
@@ -254,13 +250,15 @@ pub fn run(args: StudyArgs) -> Result<Delivery, Failure> {
         .plot
         .as_ref()
         .map(|p| plot_file::Pending::new(p, plot::svg(&report, &title)));
-    let mut json = serde_json::to_value(&report).expect("serialisable");
-    json["title"] = json!(title);
+    let human = human(&report, &title);
     Ok(Delivery {
-        report: Report {
-            json,
-            human: human(&report, &title),
-        },
+        report: Report::of(
+            &TitledStudy {
+                study: report,
+                title,
+            },
+            human,
+        )?,
         plot,
     })
 }
