@@ -463,9 +463,7 @@ fn profile(
     interval: f64,
     plot: Option<&std::path::Path>,
 ) -> Result<Delivery, Failure> {
-    if let Some(p) = plot {
-        crate::plot_file::check(p)?;
-    }
+    crate::plot_file::check(plot)?;
     let epsilon = profile_epsilons(from, to, points)?;
     let progress = Progress::new("dptune account profile");
     progress.stage("composing");

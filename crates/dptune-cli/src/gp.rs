@@ -244,9 +244,7 @@ fn validate(args: &GpArgs) -> Result<(), Failure> {
 /// Runs `dptune gp`.
 pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     validate(&args)?;
-    if let Some(p) = &args.plot {
-        plot_file::check(p)?;
-    }
+    plot_file::check(args.plot.as_deref())?;
     // Public stages only (crate::progress): no row count, no lengthscale, no time.
     let progress = Progress::new("dptune gp");
     progress.stage("reading data");

@@ -163,9 +163,7 @@ fn validate(args: &StudyArgs) -> Result<(), Failure> {
 /// Runs `dptune study`.
 pub fn run(args: StudyArgs) -> Result<Delivery, Failure> {
     validate(&args)?;
-    if let Some(p) = &args.plot {
-        plot_file::check(p)?;
-    }
+    plot_file::check(args.plot.as_deref())?;
     // Public stages (crate::progress); on a terminal also the count of finished cells (methods
     // times budgets, public).
     let progress = Progress::new("dptune study");

@@ -81,7 +81,8 @@ pub struct GpSelection {
 pub struct GpPredictions {
     /// Charged release (`privacy.eps_predict`): the cloaked predictions.
     pub values: Vec<f64>,
-    /// Public, computed: the noise s.d. at each test input (from the inputs and ℓ).
+    /// Charged release (post-processing of the selected ℓ with the public inputs): the noise
+    /// s.d. at each test input.
     pub noise_sd: Vec<f64>,
     /// Public input: the held-out rows (the data-independent random split).
     pub test_rows: Vec<usize>,
@@ -89,17 +90,17 @@ pub struct GpPredictions {
     pub n_test: usize,
     /// Public input: the number of plotting-grid points released beside them.
     pub n_plot_grid: usize,
-    /// Public, computed: the Gaussian multiplier (from the inputs, ℓ, ε and δ).
+    /// Charged release (post-processing of ℓ with the inputs, ε and δ): the Gaussian multiplier.
     pub sigma: f64,
-    /// Public, computed: the paper's c(δ) multiplier, for comparison (null for ε > 1).
+    /// Charged release (idem): the paper's c(δ) multiplier, for comparison (null for ε > 1).
     pub classic_sigma_c_delta: Option<f64>,
-    /// Public, computed: the L2 sensitivity of the whitened predictions.
+    /// Charged release (idem): the L2 sensitivity of the whitened predictions.
     pub sensitivity: f64,
-    /// Public, computed: the sensitivity the noise was calibrated for (rounding charged).
+    /// Charged release (idem): the sensitivity the noise was calibrated for (rounding charged).
     pub charged_sensitivity: f64,
-    /// Public, computed: the spacing of the noise grid.
+    /// Charged release (idem): the spacing of the noise grid.
     pub granularity: f64,
-    /// Public, computed: the mean of `noise_sd`.
+    /// Charged release (idem): the mean of `noise_sd`.
     pub mean_noise_sd_at_test: f64,
 }
 
