@@ -30,8 +30,8 @@ pub fn assumption(t: usize, c: usize) -> String {
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum FederatedReport {
-    /// A single repetition: its report itself.
-    One(FederatedRun),
+    /// A single repetition: its report itself (boxed: it is far larger than `Many`).
+    One(Box<FederatedRun>),
     /// Several repetitions on one partition.
     Many {
         /// One report per repetition, in the order of their seeds.
@@ -52,7 +52,7 @@ impl FederatedReport {
             .collect();
         if objects.len() == 1 {
             if let Some(one) = objects.pop() {
-                return FederatedReport::One(one);
+                return FederatedReport::One(Box::new(one));
             }
         }
         FederatedReport::Many {
@@ -64,7 +64,7 @@ impl FederatedReport {
     /// The report of each repetition.
     pub fn runs(&self) -> &[FederatedRun] {
         match self {
-            FederatedReport::One(r) => std::slice::from_ref(r),
+            FederatedReport::One(r) => std::slice::from_ref(&**r),
             FederatedReport::Many { runs, .. } => runs,
         }
     }
