@@ -223,8 +223,8 @@ fn in_range(name: &'static str, value: f64, (lo, hi): (f64, f64)) -> Result<(), 
 }
 
 /// Refuses, before anything is read, public parameters that the library would only see after a
-/// transformation (σ_f enters squared, so a negative value would pass as its square), and
-/// `--folds` where no folds are used.
+/// transformation (σ_f enters squared, so a negative value would pass as its square),
+/// `--folds` where no folds are used, and a `--plot` target that cannot be written.
 fn validate(args: &GpArgs) -> Result<(), Failure> {
     if let Some(sd) = args.signal_sd {
         check_positive("signal_sd", sd)?;
@@ -238,13 +238,12 @@ fn validate(args: &GpArgs) -> Result<(), Failure> {
             "with --utility lml (the marginal likelihood uses no folds)",
         ));
     }
-    Ok(())
+    plot_file::check(args.plot.as_deref())
 }
 
 /// Runs `dptune gp`.
 pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     validate(&args)?;
-    plot_file::check(args.plot.as_deref())?;
     // Public stages only (crate::progress): no row count, no lengthscale, no time.
     let progress = Progress::new("dptune gp");
     progress.stage("reading data");

@@ -110,7 +110,8 @@ fn load(args: &StudyArgs, path: &Path, goal: Goal) -> Result<ScoreTable, Failure
 const RECOMMEND_REPETITIONS: usize = 400;
 
 /// Refuses, before anything is read, the flags that the mode (`--recommend` or a study) or the
-/// table's kind does not read: each would be silently dropped.
+/// table's kind does not read (each would be silently dropped), and a `--plot` target that
+/// cannot be written.
 fn validate(args: &StudyArgs) -> Result<(), Failure> {
     if args.recommend {
         let study_only = [
@@ -157,13 +158,12 @@ fn validate(args: &StudyArgs) -> Result<(), Failure> {
             }
         }
     }
-    Ok(())
+    plot_file::check(args.plot.as_deref())
 }
 
 /// Runs `dptune study`.
 pub fn run(args: StudyArgs) -> Result<Delivery, Failure> {
     validate(&args)?;
-    plot_file::check(args.plot.as_deref())?;
     // Public stages (crate::progress); on a terminal also the count of finished cells (methods
     // times budgets, public).
     let progress = Progress::new("dptune study");
