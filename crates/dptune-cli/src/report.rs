@@ -1,6 +1,7 @@
 //! What a subcommand hands back to `main`: a JSON object for `--json`, serialised from the
-//! library's report type of the command ([`Report::of`]), and a human rendering, or a failure with its exit code (0 ok, 2 bad input, 3 refused; library errors are mapped in
-//! `flags`, which names the flag the user typed).
+//! library's report type of the command ([`Report::of`]), and a human rendering, or a failure
+//! with its exit code (0 ok, 2 bad input, 3 refused; library errors are mapped in `flags`,
+//! which names the flag the user typed).
 
 use serde_json::Value;
 
