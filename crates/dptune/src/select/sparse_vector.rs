@@ -164,4 +164,22 @@ mod tests {
         assert_eq!(r.spent.pure_eps(), Some(2.0));
         assert!(svt.run(&mut rng, &[f64::NAN]).is_err());
     }
+
+    /// The split must leave the queries a positive share, and the allowance must be pure; the
+    /// charge is the allowance itself (ε₁ + ε₂ ≤ ε by the rounding down of ε₂).
+    #[test]
+    fn the_split_and_the_allowance_are_checked() {
+        let s = Sensitivity::general(1.0).unwrap();
+        let nb = crate::privacy::Neighbours::Replace;
+        let pure = Guarantee::pure(0.3, nb).unwrap();
+        for bad in [0.0, 0.3, 0.5, f64::NAN] {
+            let e = SparseVector::new(0.0, s, &pure, bad, 1).unwrap_err();
+            assert!(e.to_string().contains("`epsilon1`"), "{e}");
+        }
+        let approx = Guarantee::approx(0.3, 1e-6, nb).unwrap();
+        let e = SparseVector::above_threshold(0.0, s, &approx).unwrap_err();
+        assert!(e.to_string().contains("`allowance`"), "{e}");
+        let svt = SparseVector::new(0.0, s, &pure, 0.1, 1).unwrap();
+        assert_eq!(svt.guarantee(), &pure);
+    }
 }
