@@ -263,7 +263,7 @@ fn all_excluded() -> Error {
 /// whose reason names `mechanism`. The neighbour relation is the allowance's.
 pub(crate) fn pure_allowance(allowance: &Guarantee, mechanism: &str) -> Result<f64> {
     match allowance.as_approx() {
-        Some((eps, delta)) if delta == 0.0 => Ok(eps),
+        Some((eps, 0.0)) => Ok(eps),
         _ => Err(Error::invalid(
             "allowance",
             allowance,
