@@ -206,13 +206,12 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     let mechanism = mechanism.as_selection()?;
     validate(&a, mechanism)?;
     let scores = read_scores(&a.scores, a.column.as_deref())?;
-    let mut spec = Spec::new(a.epsilon, a.sensitivity.unwrap_or_default());
+    let allowance = mechanism.allowance(a.epsilon, a.delta, a.neighbours.into())?;
+    let mut spec = Spec::new(allowance, a.sensitivity.unwrap_or_default());
     if a.minimize {
         spec.goal = Goal::Minimize;
     }
-    spec.neighbours = a.neighbours.into();
     spec.monotonic = a.monotonic;
-    spec.delta = a.delta;
     spec.l2 = match (a.l2_sensitivity, a.centred) {
         (Some(x), _) => L2Sensitivity::Declared(x),
         (None, true) => L2Sensitivity::MonotoneCentred,

@@ -56,11 +56,13 @@ pub(crate) fn build(scores: &[f64], a: &SelArgs<'_>) -> R<Prepared> {
             "use dptune.top_k for noisy top-k; the sparse vector technique is not a selection",
         ));
     }
-    let mut spec = Spec::new(a.epsilon, a.sensitivity);
-    spec.goal = goal(a.goal)?;
-    spec.neighbours = neighbours(a.neighbours)?;
+    let goal = goal(a.goal)?;
+    let allowance = mech
+        .allowance(a.epsilon, a.delta, neighbours(a.neighbours)?)
+        .py()?;
+    let mut spec = Spec::new(allowance, a.sensitivity);
+    spec.goal = goal;
     spec.monotonic = a.monotonic;
-    spec.delta = a.delta;
     spec.sensitivities = a.sensitivities.clone();
     spec.beta = a.beta;
     mech.build(scores, &spec).py()
@@ -77,8 +79,8 @@ pub(crate) fn select_one(m: &Prepared, rng: &mut SecureRng) -> R<(usize, Guarant
 /// One private selection: returns `(index, guarantee)`.
 ///
 /// `mechanism`: "exponential" (ε pure and ε²/8 zCDP), "gumbel" (same law), "laplace"
-/// (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs `delta`;
-/// calibrated to the L2 sensitivity Δ·√m of the whole vector), "gem" (generalized EM with
+/// (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs `delta`, which
+/// the pure mechanisms refuse; calibrated to the L2 sensitivity Δ·√m of the whole vector), "gem" (generalized EM with
 /// per-candidate `sensitivities` and failure probability `beta`). `sensitivity` Δ bounds how far
 /// one neighbour moves each score; the range paid is Δ if `monotonic` else 2Δ. `goal`:
 /// "maximize" or "minimize". Scores must be finite; -inf (+inf when minimising) marks a
@@ -231,17 +233,11 @@ pub(crate) fn selection_cost(
         } else {
             TopKMethod::Gumbel
         };
-        let nb = self::neighbours(neighbours)?;
-        let t = NoisyTopK::new(
-            &dummy,
-            Goal::Maximize,
-            Sensitivity::general(1.0).py()?,
-            epsilon,
-            k,
-            m,
-            nb,
-        )
-        .py()?;
+        let allowance = Mechanism::TopK
+            .allowance(epsilon, delta, self::neighbours(neighbours)?)
+            .py()?;
+        let sens = Sensitivity::general(1.0).py()?;
+        let t = NoisyTopK::new(&dummy, Goal::Maximize, sens, &allowance, k, m).py()?;
         return Ok(g(t.guarantee().clone()));
     }
     let a = SelArgs {
@@ -290,16 +286,12 @@ pub(crate) fn top_k<'py>(
             ))
         }
     };
-    let t = NoisyTopK::new(
-        &scores,
-        self::goal(goal)?,
-        Sensitivity::new(sensitivity, monotonic).py()?,
-        epsilon,
-        k,
-        m,
-        self::neighbours(neighbours)?,
-    )
-    .py()?;
+    let goal = self::goal(goal)?;
+    let sens = Sensitivity::new(sensitivity, monotonic).py()?;
+    let allowance = Mechanism::TopK
+        .allowance(epsilon, None, self::neighbours(neighbours)?)
+        .py()?;
+    let t = NoisyTopK::new(&scores, goal, sens, &allowance, k, m).py()?;
     let mut rng = rng_from(seed)?;
     budget::charge(budget, store.as_deref(), t.guarantee(), "top_k")?;
     let r = t.select(&mut rng);

@@ -2,7 +2,7 @@
 //! Δ = 10⁻³, ε = 1 (typical), and a worst case for rejection (one candidate far above the rest).
 
 use dptune::noise::SecureRng;
-use dptune::privacy::Neighbours;
+use dptune::privacy::{Guarantee, Neighbours};
 use dptune::select::{
     ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Selector, Sensitivity,
 };
@@ -21,6 +21,11 @@ fn scores(m: usize) -> Vec<f64> {
         .collect()
 }
 
+/// ε = 1 under add/remove-one.
+fn allowance() -> Guarantee {
+    Guarantee::pure(1.0, Neighbours::AddRemove).unwrap()
+}
+
 fn sens() -> Sensitivity {
     // Δ = 1/1000 (one validation example out of 1000); fractions are not monotone.
     Sensitivity::general(1e-3).unwrap()
@@ -28,42 +33,38 @@ fn sens() -> Sensitivity {
 
 #[divan::bench(args = SIZES, sample_count = 10)]
 fn exponential_construct_and_select(bencher: divan::Bencher, m: usize) {
-    let u = scores(m);
+    let (u, a) = (scores(m), allowance());
     let mut rng = SecureRng::seeded(1);
     bencher.bench_local(|| {
-        let em = ExponentialMechanism::new(&u, Goal::Maximize, sens(), 1.0, Neighbours::AddRemove)
-            .unwrap();
+        let em = ExponentialMechanism::new(&u, Goal::Maximize, sens(), &a).unwrap();
         em.select(&mut rng).value
     });
 }
 
 #[divan::bench(args = SIZES, sample_count = 10)]
 fn exponential_select_only(bencher: divan::Bencher, m: usize) {
-    let u = scores(m);
-    let em =
-        ExponentialMechanism::new(&u, Goal::Maximize, sens(), 1.0, Neighbours::AddRemove).unwrap();
+    let (u, a) = (scores(m), allowance());
+    let em = ExponentialMechanism::new(&u, Goal::Maximize, sens(), &a).unwrap();
     let mut rng = SecureRng::seeded(1);
     bencher.bench_local(|| em.select(&mut rng).value);
 }
 
 #[divan::bench(args = SIZES, sample_count = 10)]
 fn permute_and_flip_construct_and_select(bencher: divan::Bencher, m: usize) {
-    let u = scores(m);
+    let (u, a) = (scores(m), allowance());
     let mut rng = SecureRng::seeded(2);
     bencher.bench_local(|| {
-        let pf =
-            PermuteAndFlip::new(&u, Goal::Maximize, sens(), 1.0, Neighbours::AddRemove).unwrap();
+        let pf = PermuteAndFlip::new(&u, Goal::Maximize, sens(), &a).unwrap();
         pf.select(&mut rng).value
     });
 }
 
 #[divan::bench(args = SIZES, sample_count = 10)]
 fn laplace_construct_and_select(bencher: divan::Bencher, m: usize) {
-    let u = scores(m);
+    let (u, a) = (scores(m), allowance());
     let mut rng = SecureRng::seeded(3);
     bencher.bench_local(|| {
-        let l =
-            LaplaceNoisyMax::new(&u, Goal::Maximize, sens(), 1.0, Neighbours::AddRemove).unwrap();
+        let l = LaplaceNoisyMax::new(&u, Goal::Maximize, sens(), &a).unwrap();
         l.select(&mut rng).value
     });
 }
@@ -74,8 +75,8 @@ fn laplace_construct_and_select(bencher: divan::Bencher, m: usize) {
 fn exponential_worst_case(bencher: divan::Bencher, m: usize) {
     let mut u = vec![0.0; m];
     u[m / 2] = 100.0;
-    let s = Sensitivity::general(1.0).unwrap();
-    let em = ExponentialMechanism::new(&u, Goal::Maximize, s, 1.0, Neighbours::AddRemove).unwrap();
+    let (s, a) = (Sensitivity::general(1.0).unwrap(), allowance());
+    let em = ExponentialMechanism::new(&u, Goal::Maximize, s, &a).unwrap();
     let mut rng = SecureRng::seeded(4);
     bencher.bench_local(|| em.select(&mut rng).value);
 }
@@ -84,8 +85,8 @@ fn exponential_worst_case(bencher: divan::Bencher, m: usize) {
 fn permute_and_flip_worst_case(bencher: divan::Bencher, m: usize) {
     let mut u = vec![0.0; m];
     u[m / 2] = 100.0;
-    let s = Sensitivity::general(1.0).unwrap();
-    let pf = PermuteAndFlip::new(&u, Goal::Maximize, s, 1.0, Neighbours::AddRemove).unwrap();
+    let (s, a) = (Sensitivity::general(1.0).unwrap(), allowance());
+    let pf = PermuteAndFlip::new(&u, Goal::Maximize, s, &a).unwrap();
     let mut rng = SecureRng::seeded(5);
     bencher.bench_local(|| pf.select(&mut rng).value);
 }

@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 
 use dptune::noise::SecureRng;
-use dptune::privacy::Neighbours;
+use dptune::privacy::{Guarantee, Neighbours};
 use dptune::select::{
     ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Selector, Sensitivity,
 };
@@ -37,24 +37,24 @@ fn run(args: &[String]) -> Result<String, String> {
         .collect();
     let (eps, delta, repeats) = (num(2)?, num(3)?, num(4)?.max(1.0) as u32);
     let sens = Sensitivity::general(delta).map_err(|e| e.to_string())?;
+    let a = Guarantee::pure(eps, Neighbours::AddRemove).map_err(|e| e.to_string())?;
     let mut rng = SecureRng::from_os().map_err(|e| e.to_string())?;
     let once = || -> Result<usize, String> {
-        let n = Neighbours::AddRemove;
         Ok(match mechanism.as_str() {
             "exponential" => {
-                ExponentialMechanism::new(&scores, Goal::Maximize, sens, eps, n)
+                ExponentialMechanism::new(&scores, Goal::Maximize, sens, &a)
                     .map_err(|e| e.to_string())?
                     .select(&mut rng)
                     .value
             }
             "permute-and-flip" => {
-                PermuteAndFlip::new(&scores, Goal::Maximize, sens, eps, n)
+                PermuteAndFlip::new(&scores, Goal::Maximize, sens, &a)
                     .map_err(|e| e.to_string())?
                     .select(&mut rng)
                     .value
             }
             "laplace" => {
-                LaplaceNoisyMax::new(&scores, Goal::Maximize, sens, eps, n)
+                LaplaceNoisyMax::new(&scores, Goal::Maximize, sens, &a)
                     .map_err(|e| e.to_string())?
                     .select(&mut rng)
                     .value

@@ -12,7 +12,7 @@ mod audit;
 
 use audit::{audit, Audit, Claim, Event, Pair};
 use dptune::noise::SecureRng;
-use dptune::privacy::Neighbours;
+use dptune::privacy::{Guarantee, Neighbours};
 use dptune::select::{
     ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
     LaplaceNoisyMax, NoisyTopK, PermuteAndFlip, Selector, Sensitivity, SparseVector, TopKMethod,
@@ -22,6 +22,16 @@ const AR: Neighbours = Neighbours::AddRemove;
 const MAX: Goal = Goal::Maximize;
 /// Runs per side of each pair.
 const TRIALS: u64 = 2_000_000;
+
+/// The pure ε allowance under add/remove-one.
+fn pure(eps: f64) -> Guarantee {
+    Guarantee::pure(eps, AR).unwrap()
+}
+
+/// The (ε, δ) allowance under add/remove-one.
+fn approx(eps: f64, delta: f64) -> Guarantee {
+    Guarantee::approx(eps, delta, AR).unwrap()
+}
 
 fn general() -> Sensitivity {
     Sensitivity::general(1.0).unwrap()
@@ -72,14 +82,14 @@ fn em(eps: f64, m: usize, seed: u64) -> Audit {
         1.0,
         m,
         seed,
-        |s| ExponentialMechanism::new(s, MAX, general(), eps, AR).unwrap(),
+        |s| ExponentialMechanism::new(s, MAX, general(), &pure(eps)).unwrap(),
         |e, r| e.select(r).value,
     )
 }
 
 #[test]
 fn exponential_mechanism() {
-    let m = ExponentialMechanism::new(&[0.0; 10], MAX, general(), 1.0, AR).unwrap();
+    let m = ExponentialMechanism::new(&[0.0; 10], MAX, general(), &pure(1.0)).unwrap();
     assert_eq!(m.guarantee().pure_eps(), Some(1.0));
     em(1.0, 10, 101).assert_passes();
 }
@@ -96,7 +106,7 @@ fn gumbel_noisy_max() {
         1.0,
         10,
         103,
-        |s| GumbelMax::new(s, MAX, general(), 1.0, AR).unwrap(),
+        |s| GumbelMax::new(s, MAX, general(), &pure(1.0)).unwrap(),
         |e, r| e.select(r).value,
     )
     .assert_passes();
@@ -108,7 +118,7 @@ fn pf(eps: f64, seed: u64) -> Audit {
         1.0,
         2,
         seed,
-        |s| PermuteAndFlip::new(s, MAX, general(), eps, AR).unwrap(),
+        |s| PermuteAndFlip::new(s, MAX, general(), &pure(eps)).unwrap(),
         |e, r| e.select(r).value,
     )
 }
@@ -129,7 +139,7 @@ fn laplace(eps: f64, seed: u64) -> Audit {
         1.0,
         10,
         seed,
-        |s| LaplaceNoisyMax::new(s, MAX, general(), eps, AR).unwrap(),
+        |s| LaplaceNoisyMax::new(s, MAX, general(), &pure(eps)).unwrap(),
         |e, r| e.select(r).value,
     )
 }
@@ -150,16 +160,7 @@ fn laplace_noisy_max_with_half_the_noise_is_caught() {
 fn gaussian(build_eps: f64, seed: u64) -> Audit {
     let (eps, delta) = (1.0, 1e-5);
     let make = |s: &[f64], e: f64| {
-        GaussianArgmax::new(
-            s,
-            MAX,
-            general(),
-            L2Sensitivity::General,
-            e,
-            Some(delta),
-            AR,
-        )
-        .unwrap()
+        GaussianArgmax::new(s, MAX, general(), L2Sensitivity::General, &approx(e, delta)).unwrap()
     };
     let honest = make(&[0.0, 0.0], eps);
     let claimed = honest.guarantee().epsilon(delta).unwrap();
@@ -204,9 +205,7 @@ fn gaussian_argmax_with_half_the_noise_is_caught() {
             MAX,
             general(),
             L2Sensitivity::General,
-            e,
-            Some(1e-5),
-            AR,
+            &approx(e, 1e-5),
         )
         .unwrap()
         .sigma()
@@ -229,7 +228,7 @@ fn gem(eps: f64, seed: u64) -> Audit {
     let mut d = vec![-1.0; m];
     d[0] = 1.0;
     let make =
-        |s: &[f64]| GeneralizedExponential::new(s, MAX, &vec![1.0; m], eps, 0.1, AR).unwrap();
+        |s: &[f64]| GeneralizedExponential::new(s, MAX, &vec![1.0; m], &pure(eps), 0.1).unwrap();
     let (a, b) = (make(&d), make(&vec![0.0; m]));
     let pair = Pair::new(
         "m = 10, (+1, -1, ...) vs 0",
@@ -264,7 +263,7 @@ fn top_k(method: TopKMethod, eps: f64, seed: u64) -> Audit {
     let mut dp = vec![1.0; m];
     dp[0] = -1.0;
     dp[1] = -1.0;
-    let make = |s: &[f64]| NoisyTopK::new(s, MAX, general(), eps, 2, method, AR).unwrap();
+    let make = |s: &[f64]| NoisyTopK::new(s, MAX, general(), &pure(eps), 2, method).unwrap();
     let (a, b) = (make(&d), make(&dp));
     let pair = Pair::new(
         "m = 10, 0 vs (-1, -1, +1, ...)",
@@ -304,7 +303,7 @@ fn top_k_with_half_the_noise_is_caught() {
 /// share), the lowered one makes ⊤ harder (the queries' share).
 fn svt(eps: f64, seed: u64) -> Audit {
     let l = 8;
-    let s = SparseVector::above_threshold(0.0, general(), eps, AR).unwrap();
+    let s = SparseVector::above_threshold(0.0, general(), &pure(eps)).unwrap();
     let d = vec![0.0; l];
     let mut dp = vec![1.0; l];
     dp[l - 1] = -1.0;

@@ -8,7 +8,7 @@
 
 use dptune::noise::SecureRng;
 use dptune::privacy::gaussian::gaussian_sigma;
-use dptune::privacy::{Bound, Neighbours};
+use dptune::privacy::{Bound, Guarantee, Neighbours};
 use dptune::select::gaussian::gaussian_rnm_probabilities;
 use dptune::select::laplace::laplace_rnm_probabilities;
 use dptune::select::{
@@ -51,6 +51,11 @@ fn assert_all_close(id: &str, got: &[f64], want: &[f64]) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         assert!(close(*g, *w), "{id}[{i}]: got {g:e}, want {w:e}");
     }
+}
+
+/// The pure ε allowance under add/remove-one.
+fn pure(eps: f64) -> Guarantee {
+    Guarantee::pure(eps, Neighbours::AddRemove).unwrap()
 }
 
 fn sensitivity(c: &Value) -> Sensitivity {
@@ -117,8 +122,7 @@ fn em_probabilities_and_samplers() {
         let eps = f(&c["inputs"]["eps"]);
         let s = sensitivity(c);
         assert_eq!(s.range(), f(&c["expected"]["range_sensitivity"]), "{id}");
-        let em = ExponentialMechanism::new(&scores, Goal::Maximize, s, eps, Neighbours::AddRemove)
-            .unwrap();
+        let em = ExponentialMechanism::new(&scores, Goal::Maximize, s, &pure(eps)).unwrap();
         let want = fs(&c["expected"]["probabilities"]);
         assert_all_close(id, &em.probabilities(), &want);
         assert_eq!(
@@ -134,7 +138,7 @@ fn em_probabilities_and_samplers() {
         let mut rng = SecureRng::seeded(1000 + k as u64);
         let counts = counts_of(scores.len(), 20_000, || em.select(&mut rng).value);
         chi_square(id, &counts, &want);
-        let g = GumbelMax::new(&scores, Goal::Maximize, s, eps, Neighbours::AddRemove).unwrap();
+        let g = GumbelMax::new(&scores, Goal::Maximize, s, &pure(eps)).unwrap();
         assert_eq!(g.probabilities(), em.probabilities());
         let mut rng = SecureRng::seeded(2000 + k as u64);
         let counts = counts_of(scores.len(), 20_000, || g.select(&mut rng).value);
@@ -151,8 +155,7 @@ fn pf_probabilities_and_sampler() {
             &scores,
             Goal::Maximize,
             sensitivity(c),
-            f(&c["inputs"]["eps"]),
-            Neighbours::AddRemove,
+            &pure(f(&c["inputs"]["eps"])),
         )
         .unwrap();
         let want = fs(&c["expected"]["probabilities"]);
@@ -182,8 +185,7 @@ fn laplace_probabilities_and_sampler() {
             &laplace_rnm_probabilities(&scores, scale).unwrap(),
             &want,
         );
-        let lap =
-            LaplaceNoisyMax::new(&scores, Goal::Maximize, s, eps, Neighbours::AddRemove).unwrap();
+        let lap = LaplaceNoisyMax::new(&scores, Goal::Maximize, s, &pure(eps)).unwrap();
         assert!((lap.scale() / scale - 1.0).abs() < 2e-12, "{id}");
         let mut rng = SecureRng::seeded(4000 + k as u64);
         let counts = counts_of(scores.len(), 20_000, || lap.select(&mut rng).value);
@@ -235,9 +237,8 @@ fn gem_probabilities_and_sampler() {
             &scores,
             Goal::Maximize,
             &fs(&i["sensitivities"]),
-            f(&i["eps"]),
+            &pure(f(&i["eps"])),
             f(&i["beta"]),
-            Neighbours::AddRemove,
         )
         .unwrap();
         assert!(close(g.t(), f(&c["expected"]["t"])), "{id}");
@@ -265,10 +266,9 @@ fn topk_gumbel_tuples_and_sampler() {
             &scores,
             Goal::Maximize,
             sensitivity(c),
-            f(&i["eps_per_round"]),
+            &pure(f(&i["eps_per_round"])),
             kk,
             TopKMethod::Gumbel,
-            Neighbours::AddRemove,
         )
         .unwrap();
         let tuples: Vec<Vec<usize>> = c["expected"]["ordered_tuples"]
@@ -308,10 +308,8 @@ fn pf_and_em_are_distinguishable() {
     // PEERS.md §2.1 item 4: the pure-DP path is PF, the zCDP path is EM; at 40 000 draws the
     // chi-square test tells them apart on scores [0, 1] at scale 1 (ε = 1, R = 1).
     let s = Sensitivity::monotonic(1.0).unwrap();
-    let em = ExponentialMechanism::new(&[0.0, 1.0], Goal::Maximize, s, 1.0, Neighbours::AddRemove)
-        .unwrap();
-    let pf =
-        PermuteAndFlip::new(&[0.0, 1.0], Goal::Maximize, s, 1.0, Neighbours::AddRemove).unwrap();
+    let em = ExponentialMechanism::new(&[0.0, 1.0], Goal::Maximize, s, &pure(1.0)).unwrap();
+    let pf = PermuteAndFlip::new(&[0.0, 1.0], Goal::Maximize, s, &pure(1.0)).unwrap();
     assert!((em.probabilities()[1] - 0.7311).abs() < 1e-4);
     assert!((pf.probabilities()[1] - 0.8161).abs() < 1e-4);
     let mut rng = SecureRng::seeded(77);
@@ -335,19 +333,16 @@ fn minimize_selects_the_smallest() {
     let s = Sensitivity::general(1.0).unwrap();
     let losses = [5.0, 0.0, 9.0];
     let mut rng = SecureRng::seeded(8);
-    let em =
-        ExponentialMechanism::new(&losses, Goal::Minimize, s, 50.0, Neighbours::AddRemove).unwrap();
+    let em = ExponentialMechanism::new(&losses, Goal::Minimize, s, &pure(50.0)).unwrap();
     assert!(em.probabilities()[1] > 0.999);
-    let pf = PermuteAndFlip::new(&losses, Goal::Minimize, s, 50.0, Neighbours::AddRemove).unwrap();
-    let lap =
-        LaplaceNoisyMax::new(&losses, Goal::Minimize, s, 50.0, Neighbours::AddRemove).unwrap();
+    let pf = PermuteAndFlip::new(&losses, Goal::Minimize, s, &pure(50.0)).unwrap();
+    let lap = LaplaceNoisyMax::new(&losses, Goal::Minimize, s, &pure(50.0)).unwrap();
     for _ in 0..200 {
         assert_eq!(em.select(&mut rng).value, 1);
         assert_eq!(pf.select(&mut rng).value, 1);
         assert_eq!(lap.select(&mut rng).value, 1);
     }
-    let em =
-        ExponentialMechanism::new(&losses, Goal::Maximize, s, 50.0, Neighbours::AddRemove).unwrap();
+    let em = ExponentialMechanism::new(&losses, Goal::Maximize, s, &pure(50.0)).unwrap();
     assert_eq!(em.select(&mut rng).value, 2);
 }
 
@@ -367,19 +362,19 @@ fn bad_inputs_are_typed_errors() {
         vec![0.0, f64::INFINITY],
     ] {
         named(
-            ExponentialMechanism::new(&bad, Goal::Maximize, s, 1.0, Neighbours::AddRemove)
-                .unwrap_err(),
+            ExponentialMechanism::new(&bad, Goal::Maximize, s, &pure(1.0)).unwrap_err(),
             "scores",
         );
         named(
-            PermuteAndFlip::new(&bad, Goal::Maximize, s, 1.0, Neighbours::AddRemove).unwrap_err(),
+            PermuteAndFlip::new(&bad, Goal::Maximize, s, &pure(1.0)).unwrap_err(),
             "scores",
         );
     }
     named(Sensitivity::general(0.0).unwrap_err(), "sensitivity");
     named(Sensitivity::general(-1.0).unwrap_err(), "sensitivity");
     named(
-        ExponentialMechanism::new(&[1.0, 2.0], Goal::Maximize, s, 0.0, Neighbours::AddRemove)
+        Guarantee::pure(0.0, Neighbours::AddRemove)
+            .and_then(|a| ExponentialMechanism::new(&[1.0, 2.0], Goal::Maximize, s, &a))
             .unwrap_err(),
         "epsilon",
     );
@@ -388,37 +383,25 @@ fn bad_inputs_are_typed_errors() {
             &[1.0, 2.0],
             Goal::Maximize,
             s,
-            1.0,
+            &pure(1.0),
             3,
             TopKMethod::Gumbel,
-            Neighbours::AddRemove,
         )
         .unwrap_err(),
         "k",
     );
     named(
-        GaussianArgmax::new(
-            &[1.0, 2.0],
-            Goal::Maximize,
-            s,
-            L2Sensitivity::General,
-            1.0,
-            None,
-            Neighbours::AddRemove,
-        )
-        .unwrap_err(),
+        Mechanism::Gaussian
+            .allowance(1.0, None, Neighbours::AddRemove)
+            .and_then(|a| {
+                GaussianArgmax::new(&[1.0, 2.0], Goal::Maximize, s, L2Sensitivity::General, &a)
+            })
+            .unwrap_err(),
         "delta",
     );
     named(
-        GeneralizedExponential::new(
-            &[1.0, 2.0],
-            Goal::Maximize,
-            &[1.0],
-            1.0,
-            0.1,
-            Neighbours::AddRemove,
-        )
-        .unwrap_err(),
+        GeneralizedExponential::new(&[1.0, 2.0], Goal::Maximize, &[1.0], &pure(1.0), 0.1)
+            .unwrap_err(),
         "sensitivities",
     );
     named(
@@ -426,13 +409,7 @@ fn bad_inputs_are_typed_errors() {
         "mechanism",
     );
     // −∞ marks a candidate that can never win; +∞ when minimising.
-    let em = ExponentialMechanism::new(
-        &[1.0, f64::INFINITY, 0.0],
-        Goal::Minimize,
-        s,
-        1.0,
-        Neighbours::AddRemove,
-    )
-    .unwrap();
+    let em = ExponentialMechanism::new(&[1.0, f64::INFINITY, 0.0], Goal::Minimize, s, &pure(1.0))
+        .unwrap();
     assert_eq!(em.probabilities()[1], 0.0);
 }

@@ -3,7 +3,7 @@
 //! Gaussian, hockey-stick divergence ≤ δ); deliberately wrong calibrations are caught.
 
 use dptune::noise::SecureRng;
-use dptune::privacy::Neighbours;
+use dptune::privacy::{Guarantee, Neighbours};
 use dptune::select::gaussian::gaussian_rnm_probabilities;
 use dptune::select::laplace::laplace_rnm_probabilities;
 use dptune::select::{
@@ -14,6 +14,11 @@ use serde_json::Value;
 
 const GOLDEN: &str = include_str!("data/selection.json");
 const AR: Neighbours = Neighbours::AddRemove;
+
+/// The pure ε allowance under add/remove-one.
+fn pure(eps: f64) -> Guarantee {
+    Guarantee::pure(eps, AR).unwrap()
+}
 
 fn fs(v: &Value) -> Vec<f64> {
     v.as_array()
@@ -54,16 +59,16 @@ fn distribution(c: &Value, scores: &[f64]) -> Vec<f64> {
     let s = Sensitivity::new(d, mono).unwrap();
     let wrong = Sensitivity::monotonic(d).unwrap(); // R = Δ on non-monotone scores
     match i["mechanism"].as_str().unwrap() {
-        "em" => ExponentialMechanism::new(scores, Goal::Maximize, s, eps, AR)
+        "em" => ExponentialMechanism::new(scores, Goal::Maximize, s, &pure(eps))
             .unwrap()
             .probabilities(),
-        "em_wrong_R" => ExponentialMechanism::new(scores, Goal::Maximize, wrong, eps, AR)
+        "em_wrong_R" => ExponentialMechanism::new(scores, Goal::Maximize, wrong, &pure(eps))
             .unwrap()
             .probabilities(),
-        "pf" => PermuteAndFlip::new(scores, Goal::Maximize, s, eps, AR)
+        "pf" => PermuteAndFlip::new(scores, Goal::Maximize, s, &pure(eps))
             .unwrap()
             .probabilities(),
-        "pf_wrong_R" => PermuteAndFlip::new(scores, Goal::Maximize, wrong, eps, AR)
+        "pf_wrong_R" => PermuteAndFlip::new(scores, Goal::Maximize, wrong, &pure(eps))
             .unwrap()
             .probabilities(),
         "rnm_laplace" => laplace_rnm_probabilities(scores, s.range() / eps).unwrap(),
@@ -72,9 +77,8 @@ fn distribution(c: &Value, scores: &[f64]) -> Vec<f64> {
             scores,
             Goal::Maximize,
             &fs(&i["sensitivities"]),
-            eps,
+            &pure(eps),
             i["beta"].as_f64().unwrap(),
-            AR,
         )
         .unwrap()
         .probabilities(),
@@ -83,10 +87,9 @@ fn distribution(c: &Value, scores: &[f64]) -> Vec<f64> {
                 scores,
                 Goal::Maximize,
                 s,
-                eps,
+                &pure(eps),
                 i["k"].as_u64().unwrap() as usize,
                 TopKMethod::Gumbel,
-                AR,
             )
             .unwrap();
             c["expected"]["ordered_tuples"]
@@ -230,12 +233,12 @@ fn every_mechanism_respects_its_epsilon_on_neighbours() {
             let s = Sensitivity::new(delta, mono).unwrap();
             for (u, v) in neighbour_pairs(&mut rng, m, delta, mono) {
                 let em = |x: &[f64]| {
-                    ExponentialMechanism::new(x, Goal::Maximize, s, eps, AR)
+                    ExponentialMechanism::new(x, Goal::Maximize, s, &pure(eps))
                         .unwrap()
                         .probabilities()
                 };
                 let pf = |x: &[f64]| {
-                    PermuteAndFlip::new(x, Goal::Maximize, s, eps, AR)
+                    PermuteAndFlip::new(x, Goal::Maximize, s, &pure(eps))
                         .unwrap()
                         .probabilities()
                 };
@@ -249,7 +252,7 @@ fn every_mechanism_respects_its_epsilon_on_neighbours() {
                 );
                 // Minimising is the same mechanism on negated scores.
                 let emn = |x: &[f64]| {
-                    ExponentialMechanism::new(x, Goal::Minimize, s, eps, AR)
+                    ExponentialMechanism::new(x, Goal::Minimize, s, &pure(eps))
                         .unwrap()
                         .probabilities()
                 };
@@ -260,10 +263,9 @@ fn every_mechanism_respects_its_epsilon_on_neighbours() {
                             x,
                             Goal::Maximize,
                             s,
-                            eps,
+                            &pure(eps),
                             2,
                             TopKMethod::PermuteAndFlip,
-                            AR,
                         )
                         .unwrap();
                         let mut out = Vec::new();
@@ -295,7 +297,7 @@ fn gem_respects_epsilon_with_heterogeneous_sensitivities() {
             .map(|(x, d)| x + d * (2.0 * rng.unit_f64() - 1.0))
             .collect();
         let p = |x: &[f64]| {
-            GeneralizedExponential::new(x, Goal::Maximize, &sens, 1.0, 0.1, AR)
+            GeneralizedExponential::new(x, Goal::Maximize, &sens, &pure(1.0), 0.1)
                 .unwrap()
                 .probabilities()
         };

@@ -149,8 +149,8 @@ def select_index(
     """One private selection: ``(index, guarantee)``.
 
     ``mechanism``: "exponential" (ε pure and ε²/8 zCDP), "gumbel" (same law), "laplace"
-    (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs ``delta``;
-    calibrated to the L2 sensitivity Δ·√m of the whole vector), "gem" (generalized EM, with
+    (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs ``delta``,
+    which the pure mechanisms refuse; calibrated to the L2 sensitivity Δ·√m of the whole vector), "gem" (generalized EM, with
     per-candidate ``sensitivities`` and failure probability ``beta``). ``sensitivity`` Δ is the
     per-candidate bound; the range paid is Δ if ``monotonic`` else 2Δ. Scores must be finite;
     ``-inf`` (``+inf`` when minimising) marks a candidate that can never win (the exclusion must

@@ -232,14 +232,8 @@ impl NonPrivateScores {
             return Ok(None);
         }
         let sens = Sensitivity::general(self.sensitivity())?;
-        ExponentialMechanism::new(
-            &self.scores,
-            Goal::Maximize,
-            sens,
-            eps_select,
-            Neighbours::Replace,
-        )
-        .map(Some)
+        let allowance = Guarantee::pure(eps_select, Neighbours::Replace)?;
+        ExponentialMechanism::new(&self.scores, Goal::Maximize, sens, &allowance).map(Some)
     }
 
     /// The exponential mechanism's selection probabilities at `eps_select`: the exact

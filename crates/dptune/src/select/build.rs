@@ -6,7 +6,7 @@ use super::{
     ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
     LaplaceNoisyMax, Mechanism, NoisyTopK, PermuteAndFlip, Selector, Sensitivity, TopKMethod,
 };
-use crate::error::{Error, Result};
+use crate::error::{check_open_unit, check_positive, Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::{Guarantee, Neighbours};
 
@@ -18,18 +18,16 @@ pub const PF_PROBABILITIES_MAX: usize = 10_000;
 /// ignored here; front ends refuse them before building (a silently dropped flag is a bug).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
-    /// ε (per round for top-k).
-    pub epsilon: f64,
+    /// What one selection may spend (one round's, for top-k), with the neighbour relation the
+    /// sensitivities refer to: one pure-ε bound, or one (ε, δ) bound for the Gaussian argmax
+    /// ([`Mechanism::allowance`] builds it from a front end's ε and δ).
+    pub allowance: Guarantee,
     /// Higher or lower scores are better.
     pub goal: Goal,
-    /// The neighbour relation the sensitivities refer to.
-    pub neighbours: Neighbours,
     /// Per-candidate sensitivity Δ (every mechanism; GEM's default per-candidate value).
     pub sensitivity: f64,
     /// Scores move in one direction between neighbours (range Δ instead of 2Δ; not GEM).
     pub monotonic: bool,
-    /// δ (Gaussian, which requires it).
-    pub delta: Option<f64>,
     /// How the Gaussian argmax is calibrated to the whole score vector.
     pub l2: L2Sensitivity,
     /// GEM's per-candidate sensitivities; `None` gives every candidate Δ.
@@ -43,17 +41,15 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// A spec with ε and Δ and the defaults of every other field: maximise, add/remove-one,
-    /// not monotone, no δ, the general L2 calibration, GEM β = 0.1 with Δ for every candidate,
-    /// top-k by permute-and-flip with no k.
-    pub fn new(epsilon: f64, sensitivity: f64) -> Self {
+    /// A spec with an allowance and Δ and the defaults of every other field: maximise, not
+    /// monotone, the general L2 calibration, GEM β = 0.1 with Δ for every candidate, top-k by
+    /// permute-and-flip with no k.
+    pub fn new(allowance: Guarantee, sensitivity: f64) -> Self {
         Self {
-            epsilon,
+            allowance,
             goal: Goal::Maximize,
-            neighbours: Neighbours::AddRemove,
             sensitivity,
             monotonic: false,
-            delta: None,
             l2: L2Sensitivity::General,
             sensitivities: None,
             beta: 0.1,
@@ -92,31 +88,54 @@ pub enum Selection {
 }
 
 impl Mechanism {
+    /// The allowance a front end states for this mechanism with its `epsilon` and `delta`
+    /// arguments (one round's for top-k): (ε, δ) for the Gaussian argmax, which requires δ in
+    /// (0, 1), else pure ε, for which a δ is refused rather than dropped. Errors name `epsilon`
+    /// or `delta`, the arguments the user typed.
+    pub fn allowance(
+        self,
+        epsilon: f64,
+        delta: Option<f64>,
+        neighbours: Neighbours,
+    ) -> Result<Guarantee> {
+        check_positive("epsilon", epsilon)?;
+        match (self, delta) {
+            (Mechanism::Gaussian, None) => Err(Error::invalid(
+                "delta",
+                "none",
+                "Gaussian argmax is (epsilon, delta)-DP and needs delta in (0, 1)",
+            )),
+            (Mechanism::Gaussian, Some(d)) => {
+                Guarantee::approx(epsilon, check_open_unit("delta", d)?, neighbours)
+            }
+            (_, None) => Guarantee::pure(epsilon, neighbours),
+            (_, Some(d)) => Err(Error::invalid(
+                "delta",
+                d,
+                format!("{self} is pure epsilon-DP and reads no delta (only gaussian does)"),
+            )),
+        }
+    }
+
     /// Validates the inputs (errors name the parameter) and builds the mechanism on `scores`.
     /// The sparse vector technique is refused (as by [`Mechanism::as_selection`]).
     pub fn build(self, scores: &[f64], spec: &Spec) -> Result<Prepared> {
-        let (goal, eps, nb) = (spec.goal, spec.epsilon, spec.neighbours);
+        let (goal, a) = (spec.goal, &spec.allowance);
         let sens = || Sensitivity::new(spec.sensitivity, spec.monotonic);
         Ok(match self {
             Mechanism::Exponential => {
-                Prepared::Exponential(ExponentialMechanism::new(scores, goal, sens()?, eps, nb)?)
+                Prepared::Exponential(ExponentialMechanism::new(scores, goal, sens()?, a)?)
             }
-            Mechanism::Gumbel => Prepared::Gumbel(GumbelMax::new(scores, goal, sens()?, eps, nb)?),
+            Mechanism::Gumbel => Prepared::Gumbel(GumbelMax::new(scores, goal, sens()?, a)?),
             Mechanism::Laplace => {
-                Prepared::Laplace(LaplaceNoisyMax::new(scores, goal, sens()?, eps, nb)?)
+                Prepared::Laplace(LaplaceNoisyMax::new(scores, goal, sens()?, a)?)
             }
             Mechanism::PermuteAndFlip => {
-                Prepared::PermuteAndFlip(PermuteAndFlip::new(scores, goal, sens()?, eps, nb)?)
+                Prepared::PermuteAndFlip(PermuteAndFlip::new(scores, goal, sens()?, a)?)
             }
-            Mechanism::Gaussian => Prepared::Gaussian(GaussianArgmax::new(
-                scores,
-                goal,
-                sens()?,
-                spec.l2,
-                eps,
-                spec.delta,
-                nb,
-            )?),
+            Mechanism::Gaussian => {
+                Prepared::Gaussian(GaussianArgmax::new(scores, goal, sens()?, spec.l2, a)?)
+            }
             Mechanism::Gem => {
                 let uniform;
                 let s = match &spec.sensitivities {
@@ -126,23 +145,13 @@ impl Mechanism {
                         &uniform
                     }
                 };
-                Prepared::Gem(GeneralizedExponential::new(
-                    scores, goal, s, eps, spec.beta, nb,
-                )?)
+                Prepared::Gem(GeneralizedExponential::new(scores, goal, s, a, spec.beta)?)
             }
             Mechanism::TopK => {
                 let k = spec
                     .k
                     .ok_or_else(|| Error::invalid("k", "none", "top-k needs k"))?;
-                Prepared::TopK(NoisyTopK::new(
-                    scores,
-                    goal,
-                    sens()?,
-                    eps,
-                    k,
-                    spec.top_k,
-                    nb,
-                )?)
+                Prepared::TopK(NoisyTopK::new(scores, goal, sens()?, a, k, spec.top_k)?)
             }
             Mechanism::SparseVector => return Err(super::not_a_selection()),
         })
@@ -227,12 +236,14 @@ mod tests {
     #[test]
     fn one_dispatch_builds_every_selection_mechanism() {
         let scores = [1.0, 3.0, 2.0];
-        let mut spec = Spec::new(1.0, 1.0);
-        spec.delta = Some(1e-5);
+        let pure = Guarantee::pure(1.0, Neighbours::AddRemove).unwrap();
+        let mut spec = Spec::new(pure.clone(), 1.0);
         spec.k = Some(2);
         let mut rng = SecureRng::seeded(7);
         for name in Mechanism::NAMES.iter().filter(|n| **n != "sparse-vector") {
             let m: Mechanism = name.parse().unwrap();
+            let delta = (m == Mechanism::Gaussian).then_some(1e-5);
+            spec.allowance = m.allowance(1.0, delta, Neighbours::AddRemove).unwrap();
             let p = m.build(&scores, &spec).unwrap();
             match p.draw(&mut rng) {
                 Selection::One(i) => assert!(i < 3, "{name}"),
@@ -245,6 +256,7 @@ mod tests {
         }
         // Worked number: EM at ε = 1, Δ = 1 (range 2): P ∝ exp(u/2) on (1, 3, 2):
         // e^{1.5}/(e^{0.5} + e^{1.5} + e^{1}) = 0.506480...
+        spec.allowance = pure;
         let em = Mechanism::Exponential.build(&scores, &spec).unwrap();
         let p = em.probabilities().unwrap();
         let want = 1.5f64.exp() / (0.5f64.exp() + 1.5f64.exp() + 1f64.exp());
@@ -262,5 +274,54 @@ mod tests {
         assert!(Mechanism::SparseVector.build(&scores, &spec).is_err());
         spec.k = None;
         assert!(Mechanism::TopK.build(&scores, &spec).is_err());
+    }
+
+    /// The allowance carries the currency and the relation: a pure mechanism refuses an
+    /// (ε, δ) allowance and the Gaussian argmax a pure one, naming `allowance`; the front-end
+    /// constructor names the argument the user typed.
+    #[test]
+    fn allowances_in_the_wrong_currency_are_refused() {
+        let scores = [1.0, 3.0, 2.0];
+        let nb = Neighbours::Replace;
+        let approx = Guarantee::approx(1.0, 1e-5, nb).unwrap();
+        let pure = Guarantee::pure(1.0, nb).unwrap();
+        let mut spec = Spec::new(approx, 1.0);
+        spec.k = Some(2);
+        for name in Mechanism::NAMES.iter().filter(|n| **n != "sparse-vector") {
+            let m: Mechanism = name.parse().unwrap();
+            if m == Mechanism::Gaussian {
+                spec.allowance = pure.clone();
+            }
+            let e = m.build(&scores, &spec).unwrap_err().to_string();
+            assert!(e.contains("`allowance`"), "{name}: {e}");
+            spec.allowance = Guarantee::approx(1.0, 1e-5, nb).unwrap();
+        }
+        let zcdp = Guarantee::zcdp(0.1, nb).unwrap();
+        let e = Mechanism::Exponential
+            .build(&scores, &Spec::new(zcdp, 1.0))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pure-epsilon allowance"), "{e}");
+        // The spent guarantee keeps the allowance's relation.
+        let pf = Mechanism::PermuteAndFlip
+            .build(&scores, &Spec::new(pure, 1.0))
+            .unwrap();
+        assert_eq!(pf.guarantee().neighbours(), nb);
+        let g = Mechanism::Gaussian;
+        let named = |r: Result<Guarantee>| match r {
+            Err(Error::InvalidParameter { name, .. }) => name,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(named(g.allowance(0.0, Some(1e-5), nb)), "epsilon");
+        assert_eq!(named(g.allowance(1.0, None, nb)), "delta");
+        assert_eq!(named(g.allowance(1.0, Some(0.0), nb)), "delta");
+        assert_eq!(
+            named(Mechanism::Laplace.allowance(1.0, Some(1e-5), nb)),
+            "delta"
+        );
+        assert_eq!(
+            Mechanism::TopK.allowance(0.5, None, nb).unwrap().pure_eps(),
+            Some(0.5)
+        );
     }
 }

@@ -14,9 +14,10 @@ use crate::privacy::{Guarantee, Neighbours};
 ///   is Rogers & Steinke, DifferentialPrivacy.org 2021-07-12 (footnote 3, credited to J. Dong):
 ///   ε-DP. EM is ε-bounded-range (Dong–Durfee–Rogers, arXiv 1909.13830, Prop. 2), hence
 ///   ε²/8-zCDP (Cesar & Rogers, arXiv 2004.07223, Lemma 3.2). THEORY.md §1.
-/// * **Preconditions.** Every neighbouring pair moves each score by at most Δ (all in the same
-///   direction if `monotonic`); the scores themselves are computed on the private data with no
-///   other release; exclusions (−∞) are public.
+/// * **Preconditions.** Every neighbouring pair (under the allowance's neighbour relation)
+///   moves each score by at most Δ (all in the same direction if `monotonic`); the scores
+///   themselves are computed on the private data with no other release; exclusions (−∞) are
+///   public.
 /// * **Charged.** ε (pure) and ε²/8 (zCDP), both stated in the returned guarantee.
 /// * **Sampling.** Exact rejection (THEORY.md §1.3, as OpenDP's zCDP noisy-max): pick i
 ///   uniformly with replacement, accept with an exact Bernoulli(exp(−(u_max − u_i)·ε/R)) on
@@ -28,26 +29,31 @@ use crate::privacy::{Guarantee, Neighbours};
 #[derive(Debug, Clone)]
 pub struct ExponentialMechanism {
     cal: Calibrated,
-    epsilon: f64,
     sampler: EmSampler,
     guarantee: Guarantee,
 }
 
 impl ExponentialMechanism {
-    /// Validates the inputs (errors name `scores` or `epsilon`) and prepares the mechanism.
+    /// Validates the inputs (errors name `scores`, then `allowance`) and prepares the mechanism
+    /// for the ε of `allowance`, which must be one pure-ε bound; its neighbour relation is the
+    /// one `sensitivity` refers to.
     pub fn new(
         scores: &[f64],
         goal: Goal,
         sensitivity: Sensitivity,
-        epsilon: f64,
-        neighbours: Neighbours,
+        allowance: &Guarantee,
     ) -> Result<Self> {
-        let cal = Calibrated::new(scores, goal, sensitivity, epsilon)?;
-        let guarantee = em_guarantee(epsilon, neighbours)?;
+        let cal = Calibrated::new(
+            scores,
+            goal,
+            sensitivity,
+            allowance,
+            "the exponential mechanism",
+        )?;
+        let guarantee = em_guarantee(cal.epsilon, allowance.neighbours())?;
         let sampler = EmSampler::new(&cal.snapped.vals, cal.snapped.max, &cal.rate);
         Ok(Self {
             cal,
-            epsilon,
             sampler,
             guarantee,
         })
@@ -55,7 +61,7 @@ impl ExponentialMechanism {
 
     /// ε.
     pub fn epsilon(&self) -> f64 {
-        self.epsilon
+        self.cal.epsilon
     }
 
     /// The exact selection probabilities of the implemented mechanism, computed in log space.
@@ -118,8 +124,7 @@ mod tests {
             &c,
             Goal::Maximize,
             Sensitivity::general(1.0).unwrap(),
-            0.1,
-            AddRemove,
+            &Guarantee::pure(0.1, AddRemove).unwrap(),
         )
         .unwrap();
         let want = [0.060579, 0.164671, 0.738006, 0.036743];
@@ -136,8 +141,7 @@ mod tests {
             &[0.0, f64::NEG_INFINITY, 0.0],
             Goal::Maximize,
             Sensitivity::general(1.0).unwrap(),
-            1.0,
-            AddRemove,
+            &Guarantee::pure(1.0, AddRemove).unwrap(),
         )
         .unwrap();
         assert_eq!(em.probabilities()[1], 0.0);

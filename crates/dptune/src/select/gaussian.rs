@@ -2,14 +2,14 @@
 
 use super::exact::{Grid, EXCLUDED};
 use super::Selector;
-use super::{check_epsilon, oriented_scores, Goal, Sensitivity, Snapped};
-use crate::error::{check_open_unit, check_positive, Error, Result};
+use super::{oriented_scores, Goal, Sensitivity, Snapped};
+use crate::error::{check_positive, Error, Result};
 use crate::noise::{DiscreteGaussian, SecureRng};
 use crate::numeric::quadrature::integrate;
 use crate::numeric::round_up;
 use crate::privacy::convert::{zcdp_epsilon, zcdp_rho_for};
 use crate::privacy::gaussian::log_ndtr;
-use crate::privacy::{Guarantee, Neighbours};
+use crate::privacy::Guarantee;
 
 /// How the L2 sensitivity Δ₂ = sup ‖u(D) − u(D′)‖₂ of the score vector is bounded
 /// (THEORY.md §2.3). There is deliberately no per-candidate option: calibrating σ to Δ alone
@@ -38,7 +38,8 @@ pub enum L2Sensitivity {
 ///   conversion of that ρ ([`crate::privacy::convert::zcdp_rho_for`] calibrates ρ so that it
 ///   is at most the requested ε). The exact Balle–Wang calibration is proven for continuous
 ///   noise only and is not used for the discrete sampler.
-/// * **Preconditions.** δ ∈ (0, 1) is required; Δ₂ as in [`L2Sensitivity`].
+/// * **Preconditions.** An allowance of one (ε, δ) bound with δ ∈ (0, 1); Δ₂ as in
+///   [`L2Sensitivity`], under the allowance's neighbour relation.
 /// * **Charged.** ρ-zCDP and the (ε, δ) it implies.
 /// * **Sampling.** Scores are snapped to the grid 2^k, k = ⌊log2 σ⌋ − 24; each coordinate of
 ///   the snapped difference moves by at most one extra step, which is added to Δ₂ (for the
@@ -56,26 +57,30 @@ pub struct GaussianArgmax {
 }
 
 impl GaussianArgmax {
-    /// Validates the inputs. A missing `delta` is an error naming `delta`.
+    /// Validates the inputs (errors name `scores`, then `allowance`) and calibrates σ for the
+    /// (ε, δ) of `allowance`, which must be one (ε, δ) bound with δ > 0; its neighbour relation
+    /// is the one `sensitivity` and `l2` refer to. An allowance in another currency is refused
+    /// rather than converted (the conversion would need a δ chosen here).
     pub fn new(
         scores: &[f64],
         goal: Goal,
         sensitivity: Sensitivity,
         l2: L2Sensitivity,
-        epsilon: f64,
-        delta: Option<f64>,
-        neighbours: Neighbours,
+        allowance: &Guarantee,
     ) -> Result<Self> {
         let oriented = oriented_scores(scores, goal)?;
-        check_epsilon(epsilon)?;
-        let delta = delta.ok_or_else(|| {
-            Error::invalid(
-                "delta",
-                "none",
-                "Gaussian argmax is (epsilon, delta)-DP and needs delta in (0, 1)",
-            )
-        })?;
-        check_open_unit("delta", delta)?;
+        let (epsilon, delta) = match allowance.as_approx() {
+            Some((eps, delta)) if delta > 0.0 => (eps, delta),
+            _ => {
+                return Err(Error::invalid(
+                    "allowance",
+                    allowance,
+                    "the Gaussian argmax is (epsilon, delta)-DP and needs an allowance of one \
+                     (epsilon, delta) bound with delta in (0, 1)",
+                ))
+            }
+        };
+        let neighbours = allowance.neighbours();
         let m = oriented.len() as f64;
         let d = sensitivity.delta();
         let nominal = match l2 {
@@ -214,9 +219,7 @@ mod tests {
             Goal::Maximize,
             Sensitivity::general(1.0).unwrap(),
             L2Sensitivity::General,
-            1.0,
-            Some(1e-5),
-            Neighbours::AddRemove,
+            &Guarantee::approx(1.0, 1e-5, crate::privacy::Neighbours::AddRemove).unwrap(),
         )
         .unwrap();
         assert!(

@@ -4,10 +4,10 @@ use super::Selector;
 use num_rational::BigRational;
 
 use super::exact::{EmSampler, Grid, Rate};
-use super::{check_epsilon, normalise_log_weights, oriented_scores, Goal, Snapped, GRID_BITS};
+use super::{normalise_log_weights, oriented_scores, pure_allowance, Goal, Snapped, GRID_BITS};
 use crate::error::{check_open_unit, check_positive, Error, Result};
 use crate::noise::{exact_rational, SecureRng};
-use crate::privacy::{Guarantee, Neighbours};
+use crate::privacy::Guarantee;
 
 /// Generalized exponential mechanism (maximisation form, THEORY.md §4):
 /// t = 2 ln(m/β)/ε, r_i = q_i − tΔ_i, s_i = min_j (r_i − r_j)/(Δ_i + Δ_j), P[i] ∝ exp(ε s_i/2).
@@ -15,8 +15,8 @@ use crate::privacy::{Guarantee, Neighbours};
 /// * **Theorem.** Raskhodnikova & Smith, FOCS 2016, arXiv 1504.07912 (the generalized
 ///   exponential mechanism; theorem number unconfirmed, see THEORY.md §4): ε-DP, because every
 ///   s_i is 1-Lipschitz and EM with range 2 is applied to s.
-/// * **Preconditions.** Public per-candidate sensitivities Δ_i > 0 (finite); finite scores;
-///   β ∈ (0, 1).
+/// * **Preconditions.** Public per-candidate sensitivities Δ_i > 0 (finite) under the
+///   allowance's neighbour relation; finite scores; β ∈ (0, 1).
 /// * **Charged.** ε pure.
 /// * **Exactness.** t is rounded to an f64 (a public constant, so any value is private); r and
 ///   s are then computed in exact rational arithmetic, so each s_i is exactly 1-Lipschitz, and
@@ -36,14 +36,14 @@ pub struct GeneralizedExponential {
 
 impl GeneralizedExponential {
     /// Validates the inputs: errors name `scores`, `sensitivities` (wrong length, non-positive
-    /// or non-finite), `epsilon` or `beta`.
+    /// or non-finite), `allowance` or `beta`. `allowance` must be one pure-ε bound (it is what
+    /// a selection spends); its neighbour relation is the one `sensitivities` refer to.
     pub fn new(
         scores: &[f64],
         goal: Goal,
         sensitivities: &[f64],
-        epsilon: f64,
+        allowance: &Guarantee,
         beta: f64,
-        neighbours: Neighbours,
     ) -> Result<Self> {
         let q = oriented_scores(scores, goal)?;
         if let Some(i) = q.iter().position(|x| !x.is_finite()) {
@@ -63,7 +63,7 @@ impl GeneralizedExponential {
         for &d in sensitivities {
             check_positive("sensitivities", d)?;
         }
-        check_epsilon(epsilon)?;
+        let epsilon = pure_allowance(allowance, "the generalized exponential mechanism")?;
         check_open_unit("beta", beta)?;
         let m = q.len() as f64;
         let t = 2.0 * (m / beta).ln() / epsilon;
@@ -100,7 +100,7 @@ impl GeneralizedExponential {
             snapped,
             rate,
             sampler,
-            guarantee: Guarantee::pure(epsilon, neighbours)?,
+            guarantee: allowance.clone(),
         })
     }
 
@@ -146,9 +146,8 @@ mod tests {
             &[800.0, 860.0, 900.0, 910.0],
             Goal::Maximize,
             &[1.0, 2.0, 5.0, 20.0],
-            1.0,
+            &Guarantee::pure(1.0, crate::privacy::Neighbours::AddRemove).unwrap(),
             0.1,
-            Neighbours::AddRemove,
         )
         .unwrap();
         assert!((g.t() - 7.378).abs() < 1e-3);

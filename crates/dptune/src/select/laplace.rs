@@ -2,18 +2,19 @@
 
 use super::lazy_max::LazyLaplaceMax;
 use super::Selector;
-use super::{check_epsilon, oriented_scores, Calibrated, Goal, Sensitivity, Snapped};
+use super::{oriented_scores, Calibrated, Goal, Sensitivity, Snapped};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
 use crate::numeric::quadrature::{gauss_legendre_unit, integrate};
-use crate::privacy::{Guarantee, Neighbours};
+use crate::privacy::Guarantee;
 
 /// argmax_i (u_i + Lap(R/ε)), R = Δ (monotone) or 2Δ.
 ///
 /// * **Theorem.** Dwork & Roth 2014, Claim 3.9 (counting queries; the general case reduces to
 ///   the monotone one by shifting u(D′) by −Δ·1): ε-DP. THEORY.md §2.1. The scale **must** be
 ///   R/ε: Lap(Δ/ε) on non-monotone scores loses 2ε − ln(1 + ε) (regression-tested).
-/// * **Preconditions.** Per-candidate sensitivity Δ (same sign if `monotonic`).
+/// * **Preconditions.** Per-candidate sensitivity Δ under the allowance's neighbour relation
+///   (same sign if `monotonic`).
 /// * **Charged.** ε pure.
 /// * **Sampling.** Scores are snapped to the grid 2^k, k = ⌊log2 Δ⌋ − 40, so the snapped
 ///   scores have integer per-candidate sensitivity D = ⌈Δ/2^k⌉ + 1 (the rounding is charged
@@ -36,24 +37,30 @@ pub struct LaplaceNoisyMax {
 }
 
 impl LaplaceNoisyMax {
-    /// Validates the inputs (errors name `scores` or `epsilon`).
+    /// Validates the inputs (errors name `scores`, then `allowance`) and prepares the mechanism
+    /// for the ε of `allowance`, which must be one pure-ε bound (it is what a selection
+    /// spends); its neighbour relation is the one `sensitivity` refers to.
     pub fn new(
         scores: &[f64],
         goal: Goal,
         sensitivity: Sensitivity,
-        epsilon: f64,
-        neighbours: Neighbours,
+        allowance: &Guarantee,
     ) -> Result<Self> {
         let oriented = oriented_scores(scores, goal)?;
-        let cal = Calibrated::from_oriented(&oriented, sensitivity, check_epsilon(epsilon)?);
+        let cal = Calibrated::from_oriented(
+            &oriented,
+            sensitivity,
+            allowance,
+            "report-noisy-max with Laplace noise",
+        )?;
         let sampler = LazyLaplaceMax::new(&cal.rate);
-        let scale = cal.steps as f64 * cal.snapped.grid.step() / epsilon;
+        let scale = cal.steps as f64 * cal.snapped.grid.step() / cal.epsilon;
         Ok(Self {
             snapped: cal.snapped,
             oriented,
             sampler,
             scale,
-            guarantee: Guarantee::pure(epsilon, neighbours)?,
+            guarantee: allowance.clone(),
         })
     }
 

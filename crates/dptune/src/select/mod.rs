@@ -257,9 +257,20 @@ fn all_excluded() -> Error {
     )
 }
 
-/// Checks ε (named `epsilon`).
-pub(crate) fn check_epsilon(eps: f64) -> Result<f64> {
-    crate::error::check_positive("epsilon", eps)
+/// The ε of a pure-ε allowance. A mechanism calibrated to one pure ε reads it from an
+/// allowance of exactly one pure bound (as a [`Ledger`] allowance is one bound), so that
+/// everything it spends fits the allowance: a pure ε taken from a richer allowance would ignore
+/// its other bounds (a zCDP ρ smaller than ε²/8, say). Anything else is an invalid `allowance`
+/// whose reason names `mechanism`. The neighbour relation is the allowance's.
+pub(crate) fn pure_allowance(allowance: &Guarantee, mechanism: &str) -> Result<f64> {
+    match allowance.as_approx() {
+        Some((eps, 0.0)) => Ok(eps),
+        _ => Err(Error::invalid(
+            "allowance",
+            allowance,
+            format!("{mechanism} needs a pure-epsilon allowance (one pure bound)"),
+        )),
+    }
 }
 
 /// Scores snapped to a grid: integers (or [`EXCLUDED`]), their maximum, and the grid.
@@ -321,39 +332,59 @@ impl Snapped {
 }
 
 /// Scores snapped for a per-candidate sensitivity Δ and the exact rate c = ε/R on that grid
-/// (R = Δ monotone or 2Δ, in grid steps, the rounding included): what the exponential
-/// mechanism, permute-and-flip, report-noisy-max with Laplace noise and top-k all start from.
+/// (R = Δ monotone or 2Δ, in grid steps, the rounding included), for the ε of a pure allowance:
+/// what the exponential mechanism, permute-and-flip, report-noisy-max with Laplace noise and
+/// top-k all start from.
 #[derive(Debug, Clone)]
 pub(crate) struct Calibrated {
     pub snapped: Snapped,
     /// R in grid steps.
     pub steps: u128,
     pub rate: Rate,
+    /// The allowance's ε.
+    pub epsilon: f64,
 }
 
 impl Calibrated {
-    /// Validates `scores`, then `epsilon` (errors name them, in that order), and calibrates.
-    pub fn new(scores: &[f64], goal: Goal, sensitivity: Sensitivity, epsilon: f64) -> Result<Self> {
+    /// Validates `scores`, then the `allowance` ([`pure_allowance`]; errors name them, in that
+    /// order), and calibrates for its ε.
+    pub fn new(
+        scores: &[f64],
+        goal: Goal,
+        sensitivity: Sensitivity,
+        allowance: &Guarantee,
+        mechanism: &str,
+    ) -> Result<Self> {
         let snapped = Snapped::from_scores(scores, goal, sensitivity.delta())?;
-        Ok(Self::on(snapped, sensitivity, check_epsilon(epsilon)?))
+        Self::on(snapped, sensitivity, allowance, mechanism)
     }
 
-    /// Calibrates scores already validated and oriented by [`oriented_scores`], for a checked ε.
-    pub fn from_oriented(oriented: &[f64], sensitivity: Sensitivity, epsilon: f64) -> Self {
-        Self::on(
-            Snapped::new(oriented, sensitivity.delta()),
-            sensitivity,
-            epsilon,
-        )
+    /// As [`Calibrated::new`] for scores already validated and oriented by
+    /// [`oriented_scores`].
+    pub fn from_oriented(
+        oriented: &[f64],
+        sensitivity: Sensitivity,
+        allowance: &Guarantee,
+        mechanism: &str,
+    ) -> Result<Self> {
+        let snapped = Snapped::new(oriented, sensitivity.delta());
+        Self::on(snapped, sensitivity, allowance, mechanism)
     }
 
-    fn on(snapped: Snapped, sensitivity: Sensitivity, epsilon: f64) -> Self {
+    fn on(
+        snapped: Snapped,
+        sensitivity: Sensitivity,
+        allowance: &Guarantee,
+        mechanism: &str,
+    ) -> Result<Self> {
+        let epsilon = pure_allowance(allowance, mechanism)?;
         let steps = snapped.range_steps(sensitivity.is_monotonic());
-        Self {
+        Ok(Self {
             snapped,
             steps,
             rate: Rate::new(epsilon, steps),
-        }
+            epsilon,
+        })
     }
 
     /// ln of the weight exp(−(top − v)·c) of a candidate with snapped score `v` against the

@@ -6,7 +6,7 @@ use super::{gap, Calibrated, Goal, Sensitivity};
 use crate::error::Result;
 use crate::noise::SecureRng;
 use crate::numeric::quadrature::gauss_legendre_unit;
-use crate::privacy::{Guarantee, Neighbours};
+use crate::privacy::Guarantee;
 
 /// Permute-and-flip: visit the candidates in a uniformly random order and return r with
 /// probability exp(ε(u_r − u*)/R), u* = max u.
@@ -14,8 +14,8 @@ use crate::privacy::{Guarantee, Neighbours};
 /// * **Theorem.** McKenna & Sheldon, NeurIPS 2020, arXiv 2010.12603, Thm 1 (ε-DP; Remark 1 for
 ///   monotone scores with R = Δ). Equal in distribution to report-noisy-max with i.i.d.
 ///   Exponential(R/ε) noise (Ding et al., arXiv 2105.07260). THEORY.md §2.2.
-/// * **Preconditions.** As the exponential mechanism: per-candidate sensitivity Δ (same sign
-///   if `monotonic`), public exclusions.
+/// * **Preconditions.** As the exponential mechanism: per-candidate sensitivity Δ under the
+///   allowance's neighbour relation (same sign if `monotonic`), public exclusions.
 /// * **Charged.** ε pure **only**: PF is not ε-bounded-range, so EM's ε²/8-zCDP bound does not
 ///   apply (THEORY.md §1.2). Under zCDP composition use [`super::ExponentialMechanism`].
 /// * **Sampling.** PF returns the first candidate, in a uniformly random order, whose own
@@ -35,19 +35,20 @@ pub struct PermuteAndFlip {
 }
 
 impl PermuteAndFlip {
-    /// Validates the inputs (errors name `scores` or `epsilon`).
+    /// Validates the inputs (errors name `scores`, then `allowance`) and prepares the mechanism
+    /// for the ε of `allowance`, which must be one pure-ε bound (it is what a selection
+    /// spends); its neighbour relation is the one `sensitivity` refers to.
     pub fn new(
         scores: &[f64],
         goal: Goal,
         sensitivity: Sensitivity,
-        epsilon: f64,
-        neighbours: Neighbours,
+        allowance: &Guarantee,
     ) -> Result<Self> {
-        let cal = Calibrated::new(scores, goal, sensitivity, epsilon)?;
+        let cal = Calibrated::new(scores, goal, sensitivity, allowance, "permute-and-flip")?;
         Ok(Self {
             levels: cal.rate.levels(),
             cal,
-            guarantee: Guarantee::pure(epsilon, neighbours)?,
+            guarantee: allowance.clone(),
         })
     }
 
@@ -125,8 +126,7 @@ mod tests {
             &[800.0, 820.0, 850.0, 790.0],
             Goal::Maximize,
             Sensitivity::general(1.0).unwrap(),
-            0.1,
-            Neighbours::Replace,
+            &Guarantee::pure(0.1, crate::privacy::Neighbours::Replace).unwrap(),
         )
         .unwrap();
         let want = [0.037385, 0.106737, 0.833441, 0.022437];

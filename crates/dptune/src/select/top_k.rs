@@ -4,11 +4,11 @@ use super::exact::Levels;
 use super::exponential::em_draw_among;
 use super::permute_flip::{pf_draw, pf_probabilities};
 use super::Selector;
-use super::{check_epsilon, oriented_scores, Calibrated, Goal, Sensitivity};
+use super::{oriented_scores, Calibrated, Goal, Sensitivity};
 use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::numeric::mul_up;
-use crate::privacy::{Guarantee, Neighbours};
+use crate::privacy::Guarantee;
 
 /// Which top-k mechanism.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,9 +26,10 @@ pub enum TopKMethod {
 ///   NeurIPS 2019, arXiv 1905.04273); privacy by k-fold adaptive composition of EM (ε pure,
 ///   ε²/8 zCDP per round; THEORY.md §3) or of PF (McKenna–Sheldon arXiv 2010.12603 Thm 1, pure
 ///   only).
-/// * **Preconditions.** As EM/PF; 1 ≤ k ≤ number of non-excluded candidates.
-/// * **Charged.** k·ε pure (both methods) and k·ε²/8 zCDP (Gumbel only). The noisy values are
-///   not released.
+/// * **Preconditions.** As EM/PF (per-candidate sensitivity Δ under the allowance's neighbour
+///   relation); 1 ≤ k ≤ number of non-excluded candidates.
+/// * **Charged.** k·ε pure (both methods) and k·ε²/8 zCDP (Gumbel only), ε being the pure
+///   allowance of one round. The noisy values are not released.
 #[derive(Debug, Clone)]
 pub struct NoisyTopK {
     cal: Calibrated,
@@ -39,18 +40,19 @@ pub struct NoisyTopK {
 }
 
 impl NoisyTopK {
-    /// Validates the inputs (errors name `scores`, `epsilon` or `k`). `epsilon` is per round.
+    /// Validates the inputs (errors name `scores`, `allowance` or `k`, in that order).
+    /// `allowance` is one round's, one pure-ε bound whose neighbour relation is the one
+    /// `sensitivity` refers to; the k rounds spend k times it.
     pub fn new(
         scores: &[f64],
         goal: Goal,
         sensitivity: Sensitivity,
-        epsilon: f64,
+        allowance: &Guarantee,
         k: usize,
         method: TopKMethod,
-        neighbours: Neighbours,
     ) -> Result<Self> {
         let oriented = oriented_scores(scores, goal)?;
-        check_epsilon(epsilon)?;
+        let cal = Calibrated::from_oriented(&oriented, sensitivity, allowance, "noisy top-k")?;
         let finite = oriented.iter().filter(|x| x.is_finite()).count();
         if k == 0 || k > finite {
             return Err(Error::invalid(
@@ -59,8 +61,7 @@ impl NoisyTopK {
                 format!("must lie in 1..={finite} (the number of non-excluded candidates)"),
             ));
         }
-        let cal = Calibrated::from_oriented(&oriented, sensitivity, epsilon);
-        let kf = k as f64;
+        let (kf, epsilon, neighbours) = (k as f64, cal.epsilon, allowance.neighbours());
         let pure = Guarantee::pure(mul_up(kf, epsilon), neighbours)?;
         let guarantee = match method {
             TopKMethod::PermuteAndFlip => pure,
@@ -153,10 +154,9 @@ mod tests {
             &[3.0, 2.0, 1.0, 0.0],
             Goal::Maximize,
             Sensitivity::monotonic(1.0).unwrap(),
-            1.0,
+            &Guarantee::pure(1.0, crate::privacy::Neighbours::AddRemove).unwrap(),
             2,
             TopKMethod::Gumbel,
-            Neighbours::AddRemove,
         )
         .unwrap();
         assert!((t.tuple_probability(&[0, 1]) - 0.4284).abs() < 1e-4);

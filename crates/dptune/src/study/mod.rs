@@ -437,6 +437,7 @@ pub fn run_study(
     for (j, &method) in options.methods.iter().enumerate() {
         for (b, &eps) in options.epsilons.iter().enumerate() {
             let base = ((j * nb + b) * reps) as u64;
+            let pure = Guarantee::pure(eps, nbrs)?;
             // Samples `reps` choices in parallel, repetition r from stream base + r.
             let sample =
                 |draw: &(dyn Fn(&mut SecureRng) -> Result<usize> + Sync)| -> Result<Vec<f64>> {
@@ -459,17 +460,17 @@ pub fn run_study(
                     ("0 (ignores the data)".into(), Err(sampled_cell(s)))
                 }
                 StudyMethod::Exponential => {
-                    let em = ExponentialMechanism::new(&val, Goal::Maximize, sens, eps, nbrs)?;
+                    let em = ExponentialMechanism::new(&val, Goal::Maximize, sens, &pure)?;
                     (
                         em.guarantee().to_string(),
                         Ok(exact_cell(&regret, &em.probabilities())),
                     )
                 }
                 StudyMethod::PermuteAndFlip => {
-                    let pf = PermuteAndFlip::new(&val, Goal::Maximize, sens, eps, nbrs)?;
+                    let pf = PermuteAndFlip::new(&val, Goal::Maximize, sens, &pure)?;
                     // PF accepts candidate i with p_i = exp(−gap_i·ε/R) on the same grid
                     // and rate as EM, whose weights are p_i / Σ p: rescale them.
-                    let w = ExponentialMechanism::new(&val, Goal::Maximize, sens, eps, nbrs)?
+                    let w = ExponentialMechanism::new(&val, Goal::Maximize, sens, &pure)?
                         .probabilities();
                     let top = w.iter().copied().fold(0.0, f64::max);
                     let p: Vec<f64> = w.iter().map(|x| x / top).collect();
@@ -477,7 +478,7 @@ pub fn run_study(
                     (pf.guarantee().to_string(), Ok(exact_cell(&regret, &probs)))
                 }
                 StudyMethod::Laplace => {
-                    let lap = LaplaceNoisyMax::new(&val, Goal::Maximize, sens, eps, nbrs)?;
+                    let lap = LaplaceNoisyMax::new(&val, Goal::Maximize, sens, &pure)?;
                     let s = sample(&|rng| Ok(lap.draw(rng)))?;
                     (lap.guarantee().to_string(), Err(sampled_cell(s)))
                 }
@@ -487,28 +488,19 @@ pub fn run_study(
                     } else {
                         L2Sensitivity::General
                     };
-                    let g = GaussianArgmax::new(
-                        &val,
-                        Goal::Maximize,
-                        sens,
-                        l2,
-                        eps,
-                        Some(options.delta),
-                        nbrs,
-                    )?;
+                    let allowance = Guarantee::approx(eps, options.delta, nbrs)?;
+                    let g = GaussianArgmax::new(&val, Goal::Maximize, sens, l2, &allowance)?;
                     let s = sample(&|rng| Ok(g.draw(rng)))?;
                     (g.guarantee().to_string(), Err(sampled_cell(s)))
                 }
                 StudyMethod::Exhaustive => {
-                    let share = exhaustive_share(&Guarantee::pure(eps, nbrs)?, m)?;
-                    let e1 = share.pure_eps().expect("a pure share of a pure allowance");
-                    per_run = Some(e1);
+                    let share = exhaustive_share(&pure, m)?;
+                    per_run = share.pure_eps();
                     let lap = LaplaceNoisyMax::new(
                         &val,
                         Goal::Maximize,
                         Sensitivity::monotonic(delta)?,
-                        e1,
-                        nbrs,
+                        &share,
                     )?;
                     let s = sample(&|rng| Ok(lap.draw(rng)))?;
                     (format!("{m} x {share}"), Err(sampled_cell(s)))
@@ -520,9 +512,8 @@ pub fn run_study(
                         0.0
                     };
                     let repeats = Repeats::tnb_with_mean(eta, options.mean_runs)?;
-                    let outer = Guarantee::pure(eps, nbrs)?;
                     let (e1, _) = calibrate(
-                        &outer,
+                        &pure,
                         &Method::RepeatAndSelect(repeats),
                         |e| Guarantee::pure(e, nbrs),
                         eps * 1e-9,
@@ -535,7 +526,7 @@ pub fn run_study(
                         Ok(run.best_of(k, rng))
                     })?;
                     (
-                        format!("{outer} ({:.4} per run, E[K] = {})", e1, options.mean_runs),
+                        format!("{pure} ({:.4} per run, E[K] = {})", e1, options.mean_runs),
                         Err(sampled_cell(s)),
                     )
                 }
@@ -657,11 +648,11 @@ mod tests {
             // Scores with deliberate ties.
             let scores: Vec<f64> = (0..m).map(|_| (rng.below_u64(40) as f64) / 40.0).collect();
             let sens = Sensitivity::monotonic(0.01).unwrap();
-            let nb = Neighbours::AddRemove;
-            let want = PermuteAndFlip::new(&scores, Goal::Maximize, sens, eps, nb)
+            let allowance = Guarantee::pure(eps, Neighbours::AddRemove).unwrap();
+            let want = PermuteAndFlip::new(&scores, Goal::Maximize, sens, &allowance)
                 .unwrap()
                 .probabilities();
-            let w = ExponentialMechanism::new(&scores, Goal::Maximize, sens, eps, nb)
+            let w = ExponentialMechanism::new(&scores, Goal::Maximize, sens, &allowance)
                 .unwrap()
                 .probabilities();
             let top = w.iter().copied().fold(0.0, f64::max);
