@@ -486,17 +486,11 @@ impl SimConfig {
                 })
                 .collect();
             // Dropouts at a uniformly chosen stage.
-            let stages = [
-                DropAt::Keys,
-                DropAt::Shares,
-                DropAt::Masked,
-                DropAt::Attest,
-                DropAt::Unmask,
-            ];
             let drops: Vec<Option<DropAt>> = (0..self.clients)
                 .map(|_| {
-                    (rng.unit_f64() < self.dropout_rate)
-                        .then(|| stages[rng.below_u64(stages.len() as u64) as usize])
+                    (rng.unit_f64() < self.dropout_rate).then(|| {
+                        DropAt::STAGES[rng.below_u64(DropAt::STAGES.len() as u64) as usize]
+                    })
                 })
                 .collect();
             let round = VoteRound {
