@@ -280,7 +280,7 @@ mod tests {
         let task = crate::data::Task::Classification {
             classes: vec!["no".into(), "yes".into()],
         };
-        let data = Dataset::new(vec![0.5], vec![1.0], 1, 1.0, task, vec!["a".into()]).unwrap();
+        let data = Dataset::new(vec![0.5], vec![1.0], 1.0, task, vec!["a".into()]).unwrap();
         let e = ObjectivePerturbation
             .size(&data, Neighbours::AddRemove)
             .unwrap_err();
