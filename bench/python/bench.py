@@ -65,19 +65,19 @@ def selection_overhead(trials=9):
 def run_overhead(T=2000):
     space = {"x": ("uniform", 0.0, 1.0)}
     per = dptune.Guarantee.pure(0.01)
-    rep = dptune.Repeats.geometric(0.5)
+    method = dptune.Method.papernot_steinke(dptune.Repeats.geometric(0.5))
 
     def trivial(config, allowance, seed):
         return None, 0.0
 
     def py():
         t = time.perf_counter()
-        dptune.tune(trivial, space, per_run=per, repeats=rep, cap=T, cap_delta=1e-6, seed=1)
+        dptune.tune(trivial, space, per_run=per, method=method, cap=T, cap_delta=1e-6, seed=1)
         return time.perf_counter() - t
 
     def rs():
         t = time.perf_counter()
-        _core._time_tune_rust(space, per, repeats=rep, cap=T, cap_delta=1e-6, seed=1)
+        _core._time_tune_rust(space, per, method, cap=T, cap_delta=1e-6, seed=1)
         return time.perf_counter() - t
 
     p = best_of(5, py) / T * 1e6

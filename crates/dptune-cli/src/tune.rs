@@ -11,13 +11,11 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use serde_json::{json, Value as Json};
 
-use dptune::data::Records;
-use dptune::data::{bundled, load_csv, Dataset, Schema, Task, BUNDLED_NAMES};
+use dptune::data::{bundled, load_csv, Dataset, Schema, BUNDLED_NAMES};
 use dptune::error::check_positive;
 use dptune::learn::pipeline::{
-    oracle_on_test, tune, Events, LearnerKind, Outcome, Plan, Size, SizeUsed, COUNT_SHARE,
+    compare_on_test, tune, Events, LearnerKind, Plan, Size, SizeReport, TuneReport, COUNT_SHARE,
 };
 use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
@@ -226,9 +224,6 @@ fn validate(a: &TuneArgs) -> Result<(), Failure> {
             return Err(ignored(flag, because));
         }
     }
-    if a.hidden == Some(0) {
-        return Err(Error::invalid("hidden", 0, "must be >= 1").into());
-    }
     match a.threshold {
         None if a.tuner == TunerArg::Threshold => {
             return Err(Failure::input(
@@ -266,26 +261,6 @@ fn method(a: &TuneArgs, space: &SearchSpace) -> Result<Method, Failure> {
     })
 }
 
-fn tuner_name(a: &TuneArgs) -> String {
-    let (eta, mean) = (fmt_param(a.eta()), fmt_param(a.mean_runs()));
-    match a.tuner {
-        TunerArg::PapernotSteinke if a.eta() == 0.0 => {
-            format!("Papernot-Steinke (logarithmic repeats, mean {mean})")
-        }
-        TunerArg::PapernotSteinke => {
-            format!("Papernot-Steinke (truncated negative binomial, eta {eta}, mean {mean})")
-        }
-        TunerArg::LiuTalwar => format!("Liu-Talwar (geometric repeats, mean {mean})"),
-        TunerArg::Poisson => format!("Papernot-Steinke (Poisson repeats, mean {mean})"),
-        TunerArg::Threshold => format!("Liu-Talwar threshold (stop probability 1/{mean})"),
-        TunerArg::Exhaustive => "exhaustive grid (composition)".into(),
-    }
-}
-
-fn config_json(c: &Config) -> Json {
-    serde_json::to_value(c).unwrap_or(Json::Null)
-}
-
 fn config_text(c: &Config) -> String {
     c.iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -293,29 +268,14 @@ fn config_text(c: &Config) -> String {
         .join(" ")
 }
 
-fn eps_at(g: &Guarantee, delta: f64) -> Result<f64, Failure> {
-    Ok(g.epsilon(delta)?)
-}
-
-/// Test score of `model`: ("test_accuracy", acc) or ("test_rmse", rmse).
-fn test_score(o_model: &dptune::learn::Model, test: &Dataset) -> (&'static str, f64) {
-    match test.task() {
-        Task::Regression { .. } => ("test_rmse", o_model.rmse(test)),
-        Task::Classification { .. } => ("test_accuracy", o_model.accuracy(test)),
-    }
-}
-
 /// Runs `dptune tune`.
 pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     validate(&a)?;
-    let learner = match a.learner {
-        LearnerArg::DpsgdLogistic => LearnerKind::DpSgdLogistic,
-        LearnerArg::DpsgdMlp => LearnerKind::DpSgdMlp {
-            hidden: a.hidden.unwrap_or(32),
-        },
-        LearnerArg::Objpert => LearnerKind::ObjectivePerturbation,
-        LearnerArg::Ridge => LearnerKind::Ridge,
-    };
+    let name = a
+        .learner
+        .to_possible_value()
+        .map(|v| v.get_name().to_string());
+    let learner = LearnerKind::from_name(name.as_deref().unwrap_or_default(), a.hidden)?;
     // Everything that can be checked without data is checked first.
     let space = match &a.space {
         Some(p) => {
@@ -376,38 +336,24 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
             code: 3,
         });
     };
-    let comparison = if a.compare {
-        progress.stage("not-private comparison");
-        let configs = match plan.space.grid() {
-            Ok(g) => g,
-            Err(_) => {
-                let n = (2.0 * a.mean_runs()).ceil() as usize;
-                (0..n).map(|_| plan.space.sample(&mut rng)).collect()
-            }
-        };
-        match &test {
-            Some(t) => Some(oracle_on_test(&plan, &o, &configs, &data, t, &mut rng)?.value),
-            None => {
-                return Err(Failure::input(
-                    "--compare needs a public test split (--test)",
-                ))
-            }
+    let comparison = match (&test, a.compare) {
+        (Some(t), true) => {
+            progress.stage("not-private comparison");
+            Some(compare_on_test(&plan, &o, &data, t, &mut rng)?.value)
         }
-    } else {
-        None
+        (None, true) => {
+            return Err(Failure::input(
+                "--compare needs a public test split (--test)",
+            ))
+        }
+        (_, false) => None,
     };
-    render(&a, &plan, &name, &data, test.as_ref(), &o, comparison)
-}
-
-/// The theorem that bounds the tuning's cost.
-fn tuning_theorem(a: &TuneArgs) -> &'static str {
-    match a.tuner {
-        TunerArg::PapernotSteinke | TunerArg::LiuTalwar | TunerArg::Poisson => {
-            "Papernot-Steinke, private selection from private candidates"
-        }
-        TunerArg::Threshold => "Liu-Talwar, threshold selection",
-        TunerArg::Exhaustive => "sequential composition",
-    }
+    let report = TuneReport::new(&plan, &name, &data, test.as_ref(), &o, comparison)?;
+    Ok(Report {
+        human: human(&report),
+        json: serde_json::to_value(&report)
+            .map_err(|e| Failure::input(format!("cannot render the report: {e}")))?,
+    })
 }
 
 /// A route as the human output names it.
@@ -421,169 +367,69 @@ fn route_name(r: Route) -> &'static str {
     }
 }
 
-/// Who may see timing (the trust model, docs/PRIVACY.md "Trust model and timing").
-fn timing_line(cap: Option<u64>) -> String {
-    match cap {
-        None => "not part of this release; the run time reveals the number of candidate runs, so \
-                 only the curator running this command may see it, and it must not be published \
-                 (--cap T makes it independent of that number)"
-            .into(),
-        Some(t) => format!(
-            "not part of this release; with --cap {t} every tuning executes {t} candidate slots, so \
-             the run time does not depend on the number of runs (it still grows with the data \
-             size: keep it with the curator)"
-        ),
-    }
-}
-
-/// The record count's JSON and human renderings.
-fn size_report(size: &SizeUsed, d: f64) -> Result<(Json, String), Failure> {
-    Ok(match size {
-        SizeUsed::NotNeeded => (
-            json!({"source": "not_needed"}),
-            "not needed by this learner (nothing spent)".into(),
-        ),
-        SizeUsed::Public { records } => (
-            json!({"source": "public", "records": records}),
-            format!("{records}, declared public with --public-size (nothing spent)"),
-        ),
-        SizeUsed::NoisyCount { value, spent } => {
-            let e = eps_at(spent, d)?;
-            (
-                json!({
-                    "source": "noisy_count",
-                    "value": value,
-                    "epsilon": e,
-                    "label": "charged release: noisy record count (discrete Laplace)",
-                }),
-                format!(
-                    "noisy count {value} (a charged release, eps = {}, discrete Laplace; DP-SGD \
-                     plans its schedule with it)",
-                    fmt_param(e)
-                ),
-            )
-        }
-    })
-}
-
-fn render(
-    a: &TuneArgs,
-    plan: &Plan,
-    name: &str,
-    data: &Dataset,
-    test: Option<&Dataset>,
-    o: &Outcome,
-    comparison: Option<dptune::tune::baseline::Scored>,
-) -> Result<Report, Failure> {
-    let (_, d) = plan.epsilon_delta()?;
-    let (e_tune, e_final, e_total) = (
-        eps_at(&o.reported.tuning, d)?,
-        eps_at(&o.reported.final_fit, d)?,
-        eps_at(&o.reported.total, d)?,
-    );
-    let score = test.map(|t| test_score(&o.model, t));
-    let regression = matches!(data.task(), Task::Regression { .. });
-    let key = if regression {
-        "test_rmse"
-    } else {
-        "test_accuracy"
-    };
-    let (size_json, size_text) = size_report(&o.size, d)?;
-    let timing = timing_line(plan.cap);
-    let r = &o.reported;
-    let theorem = tuning_theorem(a);
-    let mut privacy = json!({
-        "epsilon": e_total,
-        "delta": d,
-        "neighbours": o.total.neighbours(),
-        "tuning": {
-            "epsilon": e_tune,
-            "delta": d,
-            "route": r.tuning_route,
-            "theorem": theorem,
-        },
-        "final_fit": {
-            "epsilon": e_final,
-            "delta": d,
-            "route": r.final_fit_route,
-            "noise_multiplier": r.final_noise_multiplier,
-        },
-        "per_run": o.per_run.to_string(),
-    });
-    if let SizeUsed::NoisyCount { spent, .. } = &o.size {
-        privacy["record_count"] = json!({"epsilon": eps_at(spent, d)?, "delta": 0.0});
-    }
-    let mut value = json!({
-        "dataset": name,
-        "learner": plan.learner,
-        "tuner": tuner_name(a),
-        "cap": plan.cap,
-        "best": config_json(&o.config),
-        "privacy": privacy,
-        "size": size_json,
-        "timing": timing,
-        "public_test_records": test.map(Records::len),
-    });
-    value[key] = score.map_or(Json::Null, |s| json!(s.1));
-    let cap = plan
+/// The text a person reads: the same fields as the JSON.
+fn human(r: &TuneReport) -> String {
+    let p = &r.privacy;
+    let d = p.delta;
+    let cap = r
         .cap
         .map_or(String::new(), |t| format!(", capped at {t} runs"));
     let mut human = format!(
-        "dptune tune: {name}, {:?}, {}{cap}\n\
+        "dptune tune: {}, {:?}, {}{cap}\n\
          chosen configuration: {}\n",
-        plan.learner,
-        tuner_name(a),
-        config_text(&o.config),
+        r.dataset,
+        r.learner,
+        r.tuner,
+        config_text(&r.best),
     );
-    match (score, test) {
-        (Some((_, s)), Some(t)) => human.push_str(&format!(
-            "{}: {s:.4} (final model on the public test split, {} records)\n",
-            key.replace('_', " "),
-            t.len()
+    match (r.test_score(), r.public_test_records) {
+        (Some((key, s)), Some(n)) => human.push_str(&format!(
+            "{key}: {s:.4} (final model on the public test split, {n} records)\n"
         )),
         _ => human.push_str("test score: none (give --test FILE for a public test split)\n"),
     }
-    human.push_str(&format!("record count: {size_text}\n"));
+    let size = match &r.size {
+        SizeReport::NotNeeded => "not needed by this learner (nothing spent)".to_string(),
+        SizeReport::Public { records } => {
+            format!("{records}, declared public with --public-size (nothing spent)")
+        }
+        SizeReport::NoisyCount { value, epsilon, .. } => format!(
+            "noisy count {value} (a charged release, eps = {}, discrete Laplace; DP-SGD \
+             plans its schedule with it)",
+            fmt_param(*epsilon)
+        ),
+    };
+    human.push_str(&format!("record count: {size}\n"));
     // The parts' allowances are stated (their exact spend may depend on the noisy count or on
     // the split's sizes): every printed eps is a function of public inputs only.
-    let count = match &o.size {
-        SizeUsed::NoisyCount { spent, .. } => {
-            format!("record count eps = {}, ", fmt_param(eps_at(spent, d)?))
-        }
-        _ => String::new(),
-    };
+    let count = p.record_count.as_ref().map_or(String::new(), |c| {
+        format!("record count eps = {}, ", fmt_param(c.epsilon))
+    });
     human.push_str(&format!(
         "privacy ({} neighbours, delta = {}): {count}tuning eps <= {}, final fit eps <= {}, \
          total eps <= {} (the allowances each part was checked against before release; tuning \
          and final fit on disjoint parts: parallel composition)\n",
-        o.total.neighbours(),
+        p.neighbours,
         fmt_param(d),
-        fmt_param(e_tune),
-        fmt_param(e_final),
-        fmt_param(e_total)
+        fmt_param(p.tuning.epsilon),
+        fmt_param(p.final_fit.epsilon),
+        fmt_param(p.epsilon)
     ));
-    let noise = r.final_noise_multiplier.map_or(String::new(), |z| {
+    let noise = p.final_fit.noise_multiplier.map_or(String::new(), |z| {
         format!(", noise multiplier {}", fmt_param(z))
     });
     human.push_str(&format!(
-        "accounting: tuning by {} ({theorem}); final fit by {}{noise}\n",
-        route_name(r.tuning_route),
-        route_name(r.final_fit_route),
+        "accounting: tuning by {} ({}); final fit by {}{noise}\n",
+        route_name(p.tuning.route),
+        p.tuning.theorem,
+        route_name(p.final_fit.route),
     ));
-    human.push_str(&format!("timing: {timing}"));
-    if let Some(c) = comparison {
-        let s = if regression { -c.score } else { c.score };
-        value["compare"] = json!({
-            "not_private": true,
-            "label": "NOT PRIVATE: exact-best configuration chosen on the test split",
-            "best": config_json(&c.config),
-            key: s,
-        });
+    human.push_str(&format!("timing: {}", r.timing));
+    if let Some((c, (key, s))) = r.compare.as_ref().and_then(|c| Some((c, c.test_score()?))) {
         human.push_str(&format!(
-            "\n[NOT PRIVATE] exact-best configuration at the same per-run budget: {} -> {} {s:.4}",
-            config_text(&c.config),
-            key.replace('_', " ")
+            "\n[NOT PRIVATE] exact-best configuration at the same per-run budget: {} -> {key} {s:.4}",
+            config_text(&c.best),
         ));
     }
-    Ok(Report { json: value, human })
+    human
 }

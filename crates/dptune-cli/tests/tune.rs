@@ -217,6 +217,22 @@ fn bad_input_exits_2_naming_file_line_or_field() {
     let _ = std::fs::remove_dir_all(d);
 }
 
+/// A split fraction outside (0, 1) is refused with the plan, before the data are read and so
+/// before a budget is charged or a noisy count drawn (it used to fail at the first coin split).
+#[test]
+fn bad_fraction_is_refused_before_anything_runs() {
+    for (flag, name) in [
+        ("--tune-fraction=1.5", "--tune-fraction"),
+        ("--train-fraction=0", "--train-fraction"),
+    ] {
+        let out = dptune(&["tune", flag]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        assert!(err.contains(name), "{flag}: {err}");
+        assert!(!err.contains("reading data"), "{flag}: refused too late: {err}");
+    }
+}
+
 // ---- Issue 13: nothing computed from the private record count or the clock is released ----
 
 /// Every leaf of a JSON value by its dotted path.

@@ -12,7 +12,7 @@ use dptune::tune::{self, Config, TuneOptions, Tuner, Value};
 
 use crate::errors::{IntoPy, R};
 use crate::input::vec_f64;
-use crate::method::{method_over, MethodArg, PyRepeats};
+use crate::method::{method_over, MethodArg};
 use crate::select::{build, select_one, SelArgs};
 use crate::space::space_from;
 
@@ -111,29 +111,18 @@ impl tune::Scorer<Trivial> for Trivial {
 /// Times the library's own `Tuner::run` on the trivial learner with the plan `dptune.tune`
 /// draws for the same arguments: returns the seconds it took.
 #[pyfunction]
-#[pyo3(signature = (space, per_run, *, method=None, repeats=None, gamma=None,
-    threshold=None, cap=None, cap_delta=0.0, seed=0))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (space, per_run, method, *, cap=None, cap_delta=0.0, seed=0))]
 fn _time_tune_rust(
     py: Python<'_>,
     space: &Bound<'_, PyAny>,
     per_run: &crate::guarantee::PyGuarantee,
-    method: Option<MethodArg<'_>>,
-    repeats: Option<PyRef<'_, PyRepeats>>,
-    gamma: Option<f64>,
-    threshold: Option<f64>,
+    method: MethodArg<'_>,
     cap: Option<u64>,
     cap_delta: f64,
     seed: u64,
 ) -> R<f64> {
     let space = space_from(space)?;
-    let m = method_over(
-        &space,
-        method.as_ref(),
-        repeats.as_deref(),
-        gamma,
-        threshold,
-    )?;
+    let m = method_over(&space, Some(&method), None, None, None)?;
     let tuner = Tuner::new(m, &space, per_run.inner.clone()).py()?;
     let options = TuneOptions {
         cap,

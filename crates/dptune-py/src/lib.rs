@@ -15,6 +15,7 @@ mod errors;
 mod federated;
 mod guarantee;
 mod input;
+mod learner;
 mod limits;
 mod method;
 mod privacy;
@@ -33,6 +34,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     privacy::register(m)?;
     method::register(m)?;
     tuning::register(m)?;
+    learner::register(m)?;
     federated::register(m)?;
     budget::register(m)?;
     accounting::register(m)?;

@@ -349,6 +349,9 @@ pub(crate) fn method_from(
         Some(MethodArg::Name(n)) => n.as_str(),
         None => "repeat",
     };
+    if method.is_some() || repeats.is_some() || gamma.is_some() || threshold.is_some() {
+        deprecated(name)?;
+    }
     match name {
         "repeat" => Ok(Method::RepeatAndSelect(
             repeats
@@ -370,6 +373,26 @@ pub(crate) fn method_from(
             "expected \"repeat\", \"threshold\" or \"exhaustive\"",
         )),
     }
+}
+
+/// Warns (`DeprecationWarning`) that the older spelling of method `name`, a name with loose
+/// `repeats`/`gamma`/`threshold` keywords, is deprecated, saying what replaces it.
+fn deprecated(name: &str) -> R<()> {
+    let instead = match name {
+        "threshold" => "method=dptune.Method.liu_talwar(threshold, stop_probability)",
+        "exhaustive" => "method=dptune.Method.exhaustive()",
+        _ => "method=dptune.Method.papernot_steinke(repeats)",
+    };
+    let message = format!(
+        "method={name:?} with loose keywords (repeats=, gamma=, threshold=) is deprecated and \
+         will be removed: give {instead}"
+    );
+    Python::attach(|py| {
+        let category = py.get_type::<pyo3::exceptions::PyDeprecationWarning>();
+        let text =
+            std::ffi::CString::new(message).map_err(|e| invalid("method", name, &e.to_string()))?;
+        PyErr::warn(py, &category, &text, 1)
+    })
 }
 
 /// The method of a tuning over `space`, from the Python spelling: an exhaustive search runs

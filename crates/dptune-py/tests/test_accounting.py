@@ -3,8 +3,6 @@
 number equal to the CLI's (when this checkout's `dptune` binary is built)."""
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,22 +12,15 @@ import pytest
 import dptune
 from dptune.accounting import Composition, compose, dpsgd
 
+from cli_binary import cli_path
+
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = json.loads((ROOT / "crates/dptune/tests/data/pld.json").read_text())["cases"]
 IDS = [c["id"] for c in GOLDEN]
 
 
-def _cli():
-    """The `dptune` binary of this checkout's build (CARGO_TARGET_DIR or target/), if built."""
-    for base in (os.environ.get("CARGO_TARGET_DIR"), str(ROOT / "target")):
-        for profile in ("release", "debug"):
-            if base and (Path(base) / profile / "dptune").is_file():
-                return Path(base) / profile / "dptune"
-    return shutil.which("dptune")
-
-
 def cli_json(*args):
-    cli = _cli()
+    cli = cli_path()
     if cli is None:
         pytest.skip("the dptune CLI is not built (cargo build --release -p dptune-cli)")
     r = subprocess.run([str(cli), "--json", *map(str, args)], capture_output=True, text=True,

@@ -3,27 +3,15 @@ budget store bound through the extension, the same file and rules as the CLI's `
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import dptune
 
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _cli():
-    """The `dptune` binary of this checkout's build (CARGO_TARGET_DIR or target/), if built."""
-    for base in (os.environ.get("CARGO_TARGET_DIR"), str(ROOT / "target")):
-        for profile in ("release", "debug"):
-            if base and (Path(base) / profile / "dptune").is_file():
-                return Path(base) / profile / "dptune"
-    return shutil.which("dptune")
-
+from cli_binary import cli_path
 
 @pytest.fixture
 def store(tmp_path):
@@ -103,7 +91,7 @@ def test_neighbour_relation_unknown_budget_and_stray_store_are_refused(store):
 
 
 def test_python_and_cli_charges_land_in_the_same_store(store):
-    cli = _cli()
+    cli = cli_path()
     if cli is None:
         pytest.skip("the dptune CLI is not built (cargo build --release -p dptune-cli)")
     env = {**os.environ, "DPTUNE_STORE": str(store)}

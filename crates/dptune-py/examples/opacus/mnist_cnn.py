@@ -60,7 +60,7 @@ if __name__ == "__main__":
     run = OpacusCandidate(make_model, make_optimizer, train, public_size=PUBLIC_SIZE, classes=10,
                           epochs=EPOCHS, batch_size=BATCH, max_grad_norm=1.0)
     best = dptune.tune(run, {"lr": ("log-uniform", 0.01, 0.5), "channels": [4, 8]},
-                       per_run=PER_RUN, repeats=REPEATS)
+                       per_run=PER_RUN, method=dptune.Method.papernot_steinke(REPEATS))
     delta = 1e-5
     if best.model is not None:  # released (None: the tuning ended without a run)
         with torch.no_grad():

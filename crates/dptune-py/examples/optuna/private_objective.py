@@ -67,7 +67,7 @@ if __name__ == "__main__":
     best = dptune.optuna.optimize(
         objective,
         per_run=dptune.Guarantee.zcdp(0.02),
-        repeats=dptune.Repeats.poisson(8.0),
+        method=dptune.Method.papernot_steinke(dptune.Repeats.poisson(8.0)),
         direction="maximize",
     )
     delta = 1e-6

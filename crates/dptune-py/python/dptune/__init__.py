@@ -79,6 +79,7 @@ from ._core import (
 )
 from . import accounting
 from ._nonprivate import NotPrivate, nonprivate_selection_probabilities
+from ._builtin import LearnerTuneResult
 from ._tune import DpSgd, TruncationWarning, TuneResult, tune
 
 
@@ -119,6 +120,7 @@ __all__ = [
     "DptuneError",
     "Guarantee",
     "InvalidParameter",
+    "LearnerTuneResult",
     "MECHANISMS",
     "NoRelease",
     "NoisePlan",

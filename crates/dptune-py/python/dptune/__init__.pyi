@@ -43,6 +43,7 @@ from ._nonprivate import (
     NotPrivate as NotPrivate,
     nonprivate_selection_probabilities as nonprivate_selection_probabilities,
 )
+from ._builtin import LearnerTuneResult as LearnerTuneResult
 from ._tune import (
     DpSgd as DpSgd,
     TruncationWarning as TruncationWarning,

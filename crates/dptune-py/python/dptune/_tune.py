@@ -34,9 +34,11 @@ from typing import (
     Tuple,
     TypeVar,
     Union,
+    overload,
 )
 
-from . import _core
+from . import _builtin, _core
+from ._builtin import LearnerTuneResult
 from ._core import Guarantee, InvalidParameter, Method, Repeats
 from .types import TuningMethod
 
@@ -235,9 +237,15 @@ def _index_space(space: Mapping[str, Domain]) -> Tuple[dict, dict]:
     return core, choices
 
 
+@overload
+def tune(candidate: str, space: Optional[Mapping[str, Domain]] = None,
+         **options: Any) -> LearnerTuneResult: ...
+@overload
+def tune(candidate: Candidate[M], space: Mapping[str, Domain],
+         **options: Any) -> TuneResult[M]: ...
 def tune(
-    candidate: Candidate[M],
-    space: Mapping[str, Domain],
+    candidate: Union[Candidate[M], str],
+    space: Optional[Mapping[str, Domain]] = None,
     *,
     target: Optional[Guarantee] = None,
     per_run: Union[None, Guarantee, str, DpSgd] = None,
@@ -253,7 +261,13 @@ def tune(
     seed: Union[None, int, _core.SeededRun] = None,
     budget: Optional[str] = None,
     store: Union[None, str, "os.PathLike[str]"] = None,
-) -> TuneResult[M]:
+    data: Optional[str] = None,
+    hidden: Optional[int] = None,
+    fractions: Tuple[float, float] = (0.5, 0.8),
+    public_size: Optional[int] = None,
+    count_share: Optional[float] = None,
+    compare: bool = False,
+) -> Union[TuneResult[M], LearnerTuneResult]:
     """Privately tune ``candidate`` over ``space`` and release the best run with the guarantee
     of the whole tuning.
 
@@ -277,6 +291,30 @@ def tune(
        with ``seed=None``): noise keyed by ``seed`` (or anything derived from it) can be
        regenerated and subtracted by anyone who learns the seed, e.g. from a released model
        that stores it, and then nothing is private.
+
+    **Built-in learners.** Give the candidate by name (``"dpsgd-logistic"``, ``"dpsgd-mlp"``,
+    ``"objpert"`` or ``"ridge"``) to run the whole job of the command-line ``dptune tune`` on a
+    bundled dataset: a charged noisy record count (DP-SGD), the private tuning, the final fit
+    of the chosen configuration and the accounting of all three, by the same library function
+    with the same plan. With the same seed and inputs it chooses the same configuration as
+    ``dptune tune --seed``, and it returns a :class:`LearnerTuneResult` whose ``report`` is the
+    object ``dptune tune --json`` prints::
+
+        r = dptune.tune("dpsgd-logistic", target=dptune.Guarantee.approx(1.0, 1e-5))
+        print(r)  # the configuration, the test accuracy, total eps <= 1 at delta = 1e-05
+
+    ``target`` is then the whole job's (ε, δ) and is required; ``space`` defaults to the
+    learner's own; ``method`` must be a :class:`dptune.Method` (default Papernot-Steinke with
+    logarithmic repeats of mean 10); ``cap`` an int; ``seed``, ``budget`` and ``store`` as
+    below. Only these apply to a built-in learner: ``data`` (a bundled dataset name, default
+    ``"adult"``; its public test split scores the final model), ``hidden`` (units of
+    ``"dpsgd-mlp"``, default 32), ``fractions`` (the tuning share of the records and the
+    training share of the tuning part, default ``(0.5, 0.8)``), ``public_size`` (a public
+    record count: no budget is spent on a noisy one), ``count_share`` (the share of ε spent on
+    the noisy count, default 0.02) and ``compare`` (also report the NOT PRIVATE exact-best
+    configuration on the test split). The other arguments apply to a callable only; giving one
+    with a name (or a built-in-only argument with a callable) raises
+    :class:`InvalidParameter`.
 
     Parameters
     ----------
@@ -370,6 +408,33 @@ def tune(
         ``method``, ``direction``, ``cap``, ``noise_multiplier``); ``print(result)`` shows its
         :meth:`~TuneResult.summary`. The number of runs is never returned.
     """
+    if isinstance(candidate, str):
+        return _builtin.tune_learner(
+            candidate, space, target=target, method=method, data=data, hidden=hidden,
+            fractions=fractions, public_size=public_size, count_share=count_share, cap=cap,
+            compare=compare, seed=seed, budget=budget, store=store,
+            callable_only={
+                "per_run": per_run is not None, "repeats": repeats is not None,
+                "gamma": gamma is not None, "threshold": threshold is not None,
+                "cap_delta": cap_delta != 0.0, "cap_share": cap_share != 0.5,
+                "direction": direction != "maximize", "executor": executor is not None,
+            },
+        )
+    builtin_only = {
+        "data": data is not None, "hidden": hidden is not None,
+        "fractions": tuple(fractions) != (0.5, 0.8), "public_size": public_size is not None,
+        "count_share": count_share is not None, "compare": compare,
+    }
+    for name, given in builtin_only.items():
+        if given:
+            raise InvalidParameter(
+                f"invalid parameter `{name}`: applies to a built-in learner (candidate given "
+                "by name), not to a callable candidate"
+            )
+    if space is None:
+        raise InvalidParameter(
+            "invalid parameter `space` = None: a callable candidate needs a search space"
+        )
     _core._check_callable(candidate)
     # The spellings `dptune.select` accepts for its goal, normalised.
     directions = {"maximize": "maximize", "max": "maximize", "minimize": "minimize",

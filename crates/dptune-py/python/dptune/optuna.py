@@ -18,8 +18,9 @@ What changes in the objective is only what makes it private: train with ``trial.
         return dptune.noisy_count(int((model.predict(X_val) == y_val).sum()),
                                   math.sqrt(2 * trial.allowance.rho))[0]  # changed
 
-    best = dptune.optuna.optimize(objective, per_run=dptune.Guarantee.zcdp(0.05),
-                                  repeats=dptune.Repeats.with_mean(10))
+    best = dptune.optuna.optimize(
+        objective, per_run=dptune.Guarantee.zcdp(0.05),
+        method=dptune.Method.papernot_steinke(dptune.Repeats.with_mean(10)))
 
 Why this is private (Papernot & Steinke, ICLR 2022, arXiv 2110.03620, Thm 2; Liu & Talwar,
 STOC 2019, arXiv 1811.07971, Thm 3.1 for ``method="threshold"``): each trial is one run of a
@@ -50,7 +51,7 @@ from typing import Any, Callable, Dict, Literal, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
-from ._core import DptuneError, Guarantee, InvalidParameter, Repeats, SeededRun
+from ._core import DptuneError, Guarantee, InvalidParameter, Method, Repeats, SeededRun
 from ._tune import tune
 
 __all__ = ["OptimizeResult", "PrivateTrial", "TrialMisuse", "optimize"]
@@ -299,7 +300,7 @@ def optimize(
     *,
     per_run: Guarantee,
     direction: Direction = "maximize",
-    method: Literal["repeat", "threshold"] = "repeat",
+    method: Union[Method, Literal["repeat", "threshold"]] = "repeat",
     repeats: Optional[Repeats] = None,
     gamma: Optional[float] = None,
     threshold: Optional[float] = None,
@@ -327,12 +328,20 @@ def optimize(
         raise InvalidParameter(
             f"invalid parameter `direction` = {direction!r}: must be 'maximize' or 'minimize'"
         )
-    if method not in ("repeat", "threshold"):
+    if isinstance(method, Method) and method.name == "exhaustive":
+        raise InvalidParameter(
+            f"invalid parameter `method` = {method!r}: a define-by-run objective has no grid "
+            "to run exhaustively"
+        )
+    if not isinstance(method, Method) and method not in ("repeat", "threshold"):
         raise InvalidParameter(
             f"invalid parameter `method` = {method!r}: must be 'repeat' or 'threshold' (a "
             "define-by-run objective has no grid to run exhaustively)"
         )
     sign = 1.0 if direction == "maximize" else -1.0
+    if isinstance(method, Method) and method.threshold is not None and sign < 0:
+        # The trials' values are negated below (maximised): so is the threshold.
+        method = Method.liu_talwar(-method.threshold, method.stop_probability)
     out = tune(
         _Run(objective, sign),
         {},

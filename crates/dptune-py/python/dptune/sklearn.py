@@ -12,7 +12,8 @@ private score on the other), so that
     model = PrivateLogisticRegression(classes=[0, 1], feature_bounds=(lower, upper))
     run = Candidate(model, X, y)
     best = dptune.tune(run, {"C": ("log-uniform", 0.01, 100.0)},
-                       per_run=dptune.Guarantee.zcdp(0.05), repeats=dptune.Repeats.geometric(0.1))
+                       per_run=dptune.Guarantee.zcdp(0.05),
+                       method=dptune.Method.papernot_steinke(dptune.Repeats.geometric(0.1)))
 
 is a private tuning whose guarantee covers training, scoring and selection.
 

@@ -11,6 +11,7 @@
 mod baselines;
 mod count;
 mod kind;
+mod report;
 
 use serde::Serialize;
 
@@ -31,9 +32,13 @@ use super::{DpSgd, Model, NoisyAccuracy, NoisyClippedLoss, ObjectivePerturbation
 use count::count_mechanism;
 use kind::{check_task, dpsgd, planned};
 
-pub use baselines::{oracle_on_test, tpe_baseline};
+pub use baselines::{compare_on_test, oracle_on_test, tpe_baseline};
 pub use count::{noisy_count, Size, SizeUsed, COUNT_SHARE};
 pub use kind::LearnerKind;
+pub use report::{
+    describe_method, method_theorem, Comparison, CountCharge, FinalFitCharge, SizeReport,
+    TunePrivacy, TuneReport, TuningCharge,
+};
 
 /// Everything `dptune tune` decides before touching data.
 #[derive(Debug, Clone)]
@@ -344,11 +349,12 @@ impl Plan {
         })
     }
 
-    /// Checks everything that can be checked without data: the allowance, the count's share,
-    /// the cap, the method (a finite threshold), and every value the search space can produce
-    /// against the learner's rules. A plan that passes is refused later only for reasons that
+    /// Checks everything that can be checked without data: the split fractions, the allowance,
+    /// the count's share, the cap, the method (a finite threshold), and every value the search
+    /// space can produce against the learner's rules. A plan that passes is refused later only for reasons that
     /// depend on public inputs and the charged count.
     pub fn check(&self) -> Result<()> {
+        self.fractions.check()?;
         self.budget()?;
         self.method.check()?;
         self.space.check(self.learner.rules())

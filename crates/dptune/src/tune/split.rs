@@ -34,6 +34,20 @@ pub struct Fractions {
     pub train: f64,
 }
 
+impl Fractions {
+    /// Refuses a fraction outside (0, 1), naming it (`tune_fraction` or `train_fraction`):
+    /// checked with the rest of a plan, before any data is touched or budget spent (the coin
+    /// splits would refuse it only after the noisy count).
+    pub fn check(&self) -> Result<()> {
+        for (name, f) in [("tune_fraction", self.tune), ("train_fraction", self.train)] {
+            if !(f > 0.0 && f < 1.0) {
+                return Err(Error::invalid(name, f, "must lie in (0, 1)"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Splits records `0..n` by an exact Bernoulli(`fraction`) coin each: heads go to `first`.
 /// `fraction` must lie in (0, 1) (a public parameter). Either side may be empty.
 pub fn split_by_coin(n: usize, fraction: f64, rng: &mut SecureRng) -> Result<Split> {

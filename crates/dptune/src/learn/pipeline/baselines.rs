@@ -7,7 +7,7 @@ use crate::learn::{ExactAccuracy, ExactNegRmse, Model, ObjectivePerturbation, Ri
 use crate::noise::SecureRng;
 use crate::privacy::Guarantee;
 use crate::tune::baseline::{oracle_best, NonPrivate, Scored};
-use crate::tune::{split_by_coin, Config, Learner, SearchSpace};
+use crate::tune::{split_by_coin, Config, Learner, Method, SearchSpace};
 
 use super::kind::{check_task, dpsgd};
 use super::{LearnerKind, Outcome, Plan};
@@ -49,6 +49,31 @@ pub fn oracle_on_test(
         LearnerKind::ObjectivePerturbation => oracle!(ObjectivePerturbation),
         LearnerKind::Ridge => oracle!(RidgeSsp),
     }
+}
+
+/// **Not private.** [`oracle_on_test`] over the configurations a comparison looks at: the
+/// whole grid of the plan's space, or (for a space with continuous ranges) twice the method's
+/// expected number of runs drawn from it.
+pub fn compare_on_test(
+    plan: &Plan,
+    outcome: &Outcome,
+    data: &Dataset,
+    test: &Dataset,
+    rng: &mut SecureRng,
+) -> Result<NonPrivate<Scored>> {
+    let configs = match plan.space.grid() {
+        Ok(g) => g,
+        Err(_) => {
+            let mean = match plan.method {
+                Method::RepeatAndSelect(r) => r.mean(),
+                Method::Threshold { gamma, .. } => 1.0 / gamma,
+                Method::Exhaustive { runs } => runs as f64,
+            };
+            let n = (2.0 * mean).ceil() as usize;
+            (0..n).map(|_| plan.space.sample(rng)).collect()
+        }
+    };
+    oracle_on_test(plan, outcome, &configs, data, test, rng)
 }
 
 /// **Not private.** The Optuna-style TPE baseline ([`crate::tune::tpe::tpe_search`]) for a DP

@@ -28,6 +28,41 @@ pub enum LearnerKind {
 }
 
 impl LearnerKind {
+    /// The names front ends accept, as the CLI spells them (`--learner`); Python writes `_`
+    /// for `-`.
+    pub const NAMES: [&'static str; 4] = ["dpsgd-logistic", "dpsgd-mlp", "objpert", "ridge"];
+
+    /// The learner called `name` (one of [`Self::NAMES`], with `_` or `-`); `hidden` is the
+    /// MLP's number of hidden units (default 32) and is refused for the other learners.
+    pub fn from_name(name: &str, hidden: Option<usize>) -> Result<Self> {
+        if hidden == Some(0) {
+            return Err(Error::invalid("hidden", 0, "must be >= 1"));
+        }
+        let kind = match name.replace('_', "-").as_str() {
+            "dpsgd-logistic" => LearnerKind::DpSgdLogistic,
+            "dpsgd-mlp" => LearnerKind::DpSgdMlp {
+                hidden: hidden.unwrap_or(32),
+            },
+            "objpert" => LearnerKind::ObjectivePerturbation,
+            "ridge" => LearnerKind::Ridge,
+            _ => {
+                return Err(Error::invalid(
+                    "learner",
+                    name,
+                    format!("expected one of {}", Self::NAMES.join(", ")),
+                ))
+            }
+        };
+        if hidden.is_some() && !matches!(kind, LearnerKind::DpSgdMlp { .. }) {
+            return Err(Error::invalid(
+                "hidden",
+                hidden.unwrap_or_default(),
+                "is read only by the dpsgd-mlp learner",
+            ));
+        }
+        Ok(kind)
+    }
+
     /// The hyperparameters it reads and the values each accepts (checked against a search
     /// space by [`SearchSpace::check`] before any data is read).
     pub fn rules(&self) -> &'static [Rule] {

@@ -1,0 +1,116 @@
+//! `dptune.tune` with a built-in learner: the whole job of `dptune tune` (the library's
+//! `learn::pipeline`: noisy count, private tuning, final fit), called with the same plan and
+//! returning the same report, so that one seed gives one selection in both front ends.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+
+use dptune::data::bundled;
+use dptune::learn::pipeline::{
+    compare_on_test, tune, Events, LearnerKind, Plan, Size, TuneReport, COUNT_SHARE,
+};
+use dptune::tune::Fractions;
+
+use crate::errors::{invalid, IntoPy, NoRelease, R};
+use crate::guarantee::PyGuarantee;
+use crate::input::{rng_from, Seed};
+use crate::method::{method_over, MethodArg};
+use crate::space::space_from;
+
+/// Runs the `dptune tune` job on a bundled dataset and returns its report as JSON text (the
+/// object `dptune tune --json` prints). Everything that can be checked without data is
+/// checked before the dataset is read, the budget is charged before any noise is drawn, and
+/// the tuning runs without the GIL.
+#[pyfunction]
+#[pyo3(signature = (learner, *, target, data="adult", hidden=None, space=None, method=None,
+    fractions=(0.5, 0.8), public_size=None, count_share=None, cap=None, compare=false,
+    seed=None, budget=None, store=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn _tune_learner(
+    py: Python<'_>,
+    learner: &str,
+    target: &PyGuarantee,
+    data: &str,
+    hidden: Option<usize>,
+    space: Option<&Bound<'_, PyAny>>,
+    method: Option<MethodArg<'_>>,
+    fractions: (f64, f64),
+    public_size: Option<u64>,
+    count_share: Option<f64>,
+    cap: Option<u64>,
+    compare: bool,
+    seed: Option<Seed<'_>>,
+    budget: Option<&str>,
+    store: Option<PathBuf>,
+) -> R<String> {
+    let kind = LearnerKind::from_name(learner, hidden).py()?;
+    let mut plan = Plan::default_for(kind).py()?;
+    if let Some(s) = space {
+        plan.space = space_from(s)?;
+        plan.space.check(kind.rules()).py()?;
+    }
+    if let Some(m) = &method {
+        plan.method = method_over(&plan.space, Some(m), None, None, None)?;
+    }
+    plan.allowance = target.inner.clone();
+    plan.fractions = Fractions {
+        tune: fractions.0,
+        train: fractions.1,
+    };
+    plan.size = match (public_size, count_share) {
+        (Some(_), Some(c)) => {
+            return Err(invalid(
+                "count_share",
+                c,
+                "no count is released when public_size is given",
+            ))
+        }
+        (Some(n), None) => Size::Public(n),
+        (None, share) => Size::NoisyCount {
+            share: share.unwrap_or(COUNT_SHARE),
+        },
+    };
+    if !plan.needs_size() {
+        if let Some((name, value)) = public_size
+            .map(|n| ("public_size", n.to_string()))
+            .or(count_share.map(|c| ("count_share", c.to_string())))
+        {
+            return Err(invalid(
+                name,
+                value,
+                "only the DP-SGD learners plan with a record count",
+            ));
+        }
+    }
+    plan.cap = cap;
+    plan.check().py()?;
+    let set = bundled(data).py()?;
+    let (train, test) = (set.train(), set.test());
+    crate::budget::charge(budget, store.as_deref(), &plan.allowance, "tune")?;
+    let mut rng = rng_from(seed)?;
+    let report = py.detach(|| -> dptune::Result<Option<TuneReport>> {
+        let Some(outcome) = tune(&plan, &train, &Events::default(), &mut rng)? else {
+            return Ok(None);
+        };
+        let comparison = if compare {
+            Some(compare_on_test(&plan, &outcome, &train, &test, &mut rng)?.value)
+        } else {
+            None
+        };
+        TuneReport::new(&plan, set.name, &train, Some(&test), &outcome, comparison).map(Some)
+    });
+    let Some(report) = report.py()? else {
+        return Err(NoRelease::new_err(
+            "no release: the private tuning released nothing (⊥); the budget was spent, \
+             nothing else is released",
+        ));
+    };
+    serde_json::to_string(&report).map_err(|e| invalid("report", "unserialisable", &e.to_string()))
+}
+
+/// Adds this file's functions to the module `dptune._core`.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_tune_learner, m)?)?;
+    Ok(())
+}
