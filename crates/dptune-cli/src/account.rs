@@ -16,28 +16,19 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use serde_json::json;
 
 use dptune::privacy::pld::ComposeSpec;
-use dptune::privacy::report::{
-    pld_config, CompositionAccount, DpsgdAccount, DpsgdCalibration, GaussianAccount,
-    GaussianCalibration, ZcdpAccount,
-};
-
-use dptune::privacy::dpsgd::dpsgd_curve;
-use dptune::privacy::gaussian::gaussian_curve;
-
-use dptune::error::check_non_negative;
 use dptune::privacy::repeat::Repeats;
-use dptune::privacy::{Guarantee, Neighbours};
-use dptune::tune::{tuning_cost, Method};
-use dptune::Error;
+use dptune::privacy::report::{
+    pld_config, profile_epsilons, CompositionAccount, DpsgdAccount, DpsgdCalibration,
+    GaussianAccount, GaussianCalibration, ProfileAccount, RepeatAccount, RepeatBase, ZcdpAccount,
+};
 
 use crate::flags::ignored;
 use crate::plot_file::Delivery;
 use crate::plot_file::Pending;
 use crate::progress::Progress;
-use crate::report::{finite, fmt_param, Failure, Report};
+use crate::report::{fmt_param, Failure, Report};
 
 /// Arguments of `dptune account`.
 #[derive(Args)]
@@ -305,37 +296,28 @@ fn validate_repeat(a: &RepeatArgs) -> Result<(), Failure> {
 fn repeat(a: &RepeatArgs) -> Result<Report, Failure> {
     let progress = Progress::new("dptune account repeat");
     progress.stage("accounting");
-    let n = Neighbours::AddRemove;
-    let (per_run, base_desc) = match a.base {
-        Base::Gaussian => {
-            let z = need(
+    let base = match a.base {
+        Base::Gaussian => RepeatBase::Gaussian {
+            noise_multiplier: need(
                 a.noise_multiplier,
                 "noise-multiplier",
                 "for --base gaussian",
-            )?;
-            (
-                Guarantee::rdp(gaussian_curve(z, 1.0)?, n),
-                format!("Gaussian, noise multiplier {}", fmt_param(z)),
-            )
-        }
-        Base::Dpsgd => {
-            let q = need(a.sampling_rate, "sampling-rate", "for --base dpsgd")?;
-            let z = need(a.noise_multiplier, "noise-multiplier", "for --base dpsgd")?;
-            let t = need(a.steps, "steps", "for --base dpsgd")?;
-            (
-                Guarantee::rdp(dpsgd_curve(q, z, t)?, n),
-                format!("DP-SGD, q {}, z {}, {t} steps", fmt_param(q), fmt_param(z)),
-            )
-        }
-        Base::Pure => {
-            let e = need(a.epsilon, "epsilon", "for --base pure")?;
-            (Guarantee::pure(e, n)?, format!("{}-DP", fmt_param(e)))
-        }
-        Base::Zcdp => {
-            let r = need(a.rho, "rho", "for --base zcdp")?;
-            (Guarantee::zcdp(r, n)?, format!("{}-zCDP", fmt_param(r)))
-        }
+            )?,
+        },
+        Base::Dpsgd => RepeatBase::Dpsgd {
+            sampling_rate: need(a.sampling_rate, "sampling-rate", "for --base dpsgd")?,
+            noise_multiplier: need(a.noise_multiplier, "noise-multiplier", "for --base dpsgd")?,
+            steps: need(a.steps, "steps", "for --base dpsgd")?,
+        },
+        Base::Pure => RepeatBase::Pure {
+            epsilon: need(a.epsilon, "epsilon", "for --base pure")?,
+        },
+        Base::Zcdp => RepeatBase::Zcdp {
+            rho: need(a.rho, "rho", "for --base zcdp")?,
+        },
     };
+    // The base is validated (under the flags' names) before the repeats.
+    base.guarantee()?;
     let by_mean_or_gamma = |eta: f64| -> Result<Repeats, Failure> {
         match (a.mean, a.gamma) {
             (Some(m), None) => Ok(Repeats::tnb_with_mean(eta, m)?),
@@ -351,46 +333,23 @@ fn repeat(a: &RepeatArgs) -> Result<Report, Failure> {
         RepeatKind::Geometric => by_mean_or_gamma(1.0)?,
         RepeatKind::Logarithmic => by_mean_or_gamma(0.0)?,
     };
-    let single = finite(per_run.epsilon(a.delta)?, "of one run")?;
-    let total = tuning_cost(&Method::RepeatAndSelect(repeats), &per_run)?;
-    let epsilon = finite(total.epsilon(a.delta)?, "of the repeated runs")?;
-    let pure = total.pure_eps();
-    let (shape, gamma) = match repeats {
-        Repeats::Poisson { .. } => (None, None),
-        Repeats::TruncatedNegativeBinomial { eta, gamma } => (Some(eta), Some(gamma)),
-    };
-    let json = json!({
-        "base": base_desc,
-        "mean_runs": repeats.mean(),
-        "eta": shape,
-        "gamma": gamma,
-        "delta": a.delta,
-        "epsilon": epsilon,
-        "epsilon_pure": pure,
-        "epsilon_single_run": single,
-    });
+    let r = RepeatAccount::new(&base, repeats, a.delta)?;
     let mut human = format!(
-        "Best of a random number of runs (mean {}) of: {base_desc}\n  \
+        "Best of a random number of runs (mean {}) of: {}\n  \
          epsilon at delta {}: {} (one run alone: {})",
-        fmt_param(repeats.mean()),
-        fmt_param(a.delta),
-        fmt_param(epsilon),
-        fmt_param(single),
+        fmt_param(r.mean_runs),
+        r.base,
+        fmt_param(r.delta),
+        fmt_param(r.epsilon),
+        fmt_param(r.epsilon_single_run),
     );
-    if let Some(p) = pure {
+    if let Some(p) = r.epsilon_pure {
         human += &format!(
             "\n  pure epsilon (Papernot-Steinke Cor. 3): {}",
             fmt_param(p)
         );
     }
-    Ok(Report { json, human })
-}
-
-/// The report `r` in both forms: its JSON and `human`, the text a person reads.
-fn report(r: &impl serde::Serialize, human: String) -> Result<Report, Failure> {
-    let json = serde_json::to_value(r)
-        .map_err(|e| Failure::input(format!("cannot render the report: {e}")))?;
-    Ok(Report { json, human })
+    Report::of(&r, human)
 }
 
 fn gaussian(z: f64, sensitivity: f64, delta: f64) -> Result<Report, Failure> {
@@ -406,7 +365,7 @@ fn gaussian(z: f64, sensitivity: f64, delta: f64) -> Result<Report, Failure> {
         fmt_param(r.epsilon_rdp),
         fmt_param(r.order),
     );
-    report(&r, human)
+    Report::of(&r, human)
 }
 
 fn calibrate(eps: f64, delta: f64, sensitivity: f64) -> Result<Report, Failure> {
@@ -426,7 +385,7 @@ fn calibrate(eps: f64, delta: f64, sensitivity: f64) -> Result<Report, Failure> 
         },
         fmt_param(r.sigma_classic),
     );
-    report(&r, human)
+    Report::of(&r, human)
 }
 
 fn dpsgd(q: f64, z: f64, steps: u64, delta: f64, interval: f64) -> Result<Report, Failure> {
@@ -450,7 +409,7 @@ fn dpsgd(q: f64, z: f64, steps: u64, delta: f64, interval: f64) -> Result<Report
         fmt_param(r.epsilon_default_grid),
         fmt_param(r.order_default_grid),
     );
-    report(&r, human)
+    Report::of(&r, human)
 }
 
 fn calibrate_dpsgd(q: f64, steps: u64, eps: f64, delta: f64) -> Result<Report, Failure> {
@@ -469,7 +428,7 @@ fn calibrate_dpsgd(q: f64, steps: u64, eps: f64, delta: f64) -> Result<Report, F
         fmt_param(r.epsilon_pld),
         fmt_param(r.epsilon_rdp),
     );
-    report(&r, human)
+    Report::of(&r, human)
 }
 
 fn read_spec(file: &std::path::Path) -> Result<ComposeSpec, Failure> {
@@ -493,7 +452,7 @@ fn compose(file: &std::path::Path, interval: f64) -> Result<Report, Failure> {
         fmt_param(r.epsilon),
         r.route,
     );
-    report(&r, human)
+    Report::of(&r, human)
 }
 
 fn profile(
@@ -504,61 +463,25 @@ fn profile(
     interval: f64,
     plot: Option<&std::path::Path>,
 ) -> Result<Delivery, Failure> {
-    if let Some(p) = plot {
-        crate::plot_file::check(p)?;
-    }
-    check_non_negative("from", from)?;
-    if !(to.is_finite() && to > from) {
-        return Err(Error::invalid("to", to, "must be finite and > --from").into());
-    }
-    if !(2..=10_000).contains(&points) {
-        return Err(Error::invalid("points", points, "must lie in [2, 10000]").into());
-    }
+    crate::plot_file::check(plot)?;
+    let epsilon = profile_epsilons(from, to, points)?;
     let progress = Progress::new("dptune account profile");
     progress.stage("composing");
     let spec = read_spec(file)?;
-    let g = spec.guarantee(pld_config(interval))?;
-    let pld = g
-        .pld()
-        .ok_or_else(|| Failure::input("the composition has no privacy loss distribution"))?;
-    // The closed-form route alone: every part's theorem, composed, without the PLD.
-    let neighbours = spec.neighbours()?;
-    let mut closed: Option<Guarantee> = None;
-    for part in &spec.parts {
-        let p = part.closed_form(neighbours)?;
-        closed = Some(match closed {
-            None => p,
-            Some(c) => c.compose(&p)?,
-        });
-    }
-    let eps: Vec<f64> = (0..points)
-        .map(|i| from + (to - from) * i as f64 / (points - 1) as f64)
-        .collect();
     progress.stage("computing the profile");
-    let rows: Vec<(f64, f64, Option<f64>)> = eps
-        .iter()
-        .map(|&e| {
-            let d = pld.delta(e)?;
-            let c = match (&closed, e > 0.0) {
-                (Some(c), true) => Some(c.delta(e)?),
-                _ => None,
-            };
-            Ok((e, d, c))
-        })
-        .collect::<Result<_, dptune::Error>>()?;
+    let r = ProfileAccount::new(
+        &spec,
+        epsilon,
+        interval,
+        plot.map(|p| p.display().to_string()),
+    )?;
+    let rows = r.rows();
     // Drawn now, written by `main` after the report (plot_file: the report comes first).
     let pending = plot.map(|p| Pending::new(p, crate::profile_plot::svg(&rows)));
-    let json = json!({
-        "neighbours": neighbours,
-        "interval": interval,
-        "epsilon": eps,
-        "delta_pld": rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-        "delta_closed_form": rows.iter().map(|r| r.2).collect::<Vec<_>>(),
-        "plot": plot.map(|p| p.display().to_string()),
-    });
     let mut human = format!(
-        "Privacy profile of {} part(s) ({neighbours})\n  {:>10}  {:>12}  {:>12}",
+        "Privacy profile of {} part(s) ({})\n  {:>10}  {:>12}  {:>12}",
         spec.parts.len(),
+        r.neighbours,
         "epsilon",
         "delta (PLD)",
         "delta (RDP)",
@@ -567,11 +490,11 @@ fn profile(
         let c = c.map_or("-".to_string(), |c| format!("{c:.4e}"));
         human += &format!("\n  {e:>10.4}  {d:>12.4e}  {c:>12}");
     }
-    if let Some(p) = plot {
-        human += &format!("\n  plot: {}", p.display());
+    if let Some(p) = &r.plot {
+        human += &format!("\n  plot: {p}");
     }
     Ok(Delivery {
-        report: Report { json, human },
+        report: Report::of(&r, human)?,
         plot: pending,
     })
 }
@@ -585,5 +508,5 @@ fn zcdp(rho: f64, delta: f64) -> Result<Report, Failure> {
         fmt_param(r.order),
         fmt_param(r.epsilon),
     );
-    report(&r, human)
+    Report::of(&r, human)
 }

@@ -10,9 +10,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use serde_json::{json, Value};
 
-use dptune::budget::{neighbours_name, store_path, ChargeRecord, Status, Store};
+use dptune::budget::report::{BudgetHistory, BudgetList, BudgetReport};
+use dptune::budget::{store_path, Store};
 use dptune::privacy::{Guarantee, Neighbours};
 
 use crate::flags::NeighboursArg;
@@ -141,17 +141,14 @@ pub fn run(args: BudgetArgs) -> Result<Report, Failure> {
             let path = store.path()?;
             let n = Neighbours::from(neighbours);
             let st = Store::open_or_create(&path)?.create(&name, epsilon, delta, n)?;
-            let (json, human) = status(&st, &path);
-            Ok(Report {
-                json,
-                human: format!("created {human}"),
-            })
+            let r = BudgetReport::new(&st, &path);
+            Report::of(&r, format!("created {}", status(&r)))
         }
         BudgetCommand::Show { name, store } => {
             let path = store.path()?;
             let st = Store::open(&path)?.status(&name)?;
-            let (json, human) = status(&st, &path);
-            Ok(Report { json, human })
+            let r = BudgetReport::new(&st, &path);
+            Report::of(&r, status(&r))
         }
         BudgetCommand::List { store } => {
             let path = store.path()?;
@@ -161,12 +158,13 @@ pub fn run(args: BudgetArgs) -> Result<Report, Failure> {
                 .iter()
                 .map(|n| s.status(n))
                 .collect::<dptune::Result<Vec<_>>>()?;
-            let mut human = format!("budgets in {}:", path.display());
-            if all.is_empty() {
+            let r = BudgetList::new(&all, &path);
+            let mut human = format!("budgets in {}:", r.store);
+            if r.budgets.is_empty() {
                 human.push_str(" none");
             }
-            for st in &all {
-                let (b, sp) = (&st.budget, &st.spent);
+            for b in &r.budgets {
+                let sp = &b.spent;
                 human.push_str(&format!(
                     "\n  {}: spent eps = {} of {} at delta = {} ({} charges, {})",
                     b.name,
@@ -174,120 +172,54 @@ pub fn run(args: BudgetArgs) -> Result<Report, Failure> {
                     fmt_param(b.epsilon),
                     fmt_param(b.delta),
                     sp.charges,
-                    neighbours_name(b.neighbours)
+                    b.neighbours
                 ));
             }
-            Ok(Report {
-                json: json!({
-                    "store": path.display().to_string(),
-                    "budgets": all.iter().map(|st| status(st, &path).0).collect::<Vec<_>>(),
-                }),
-                human,
-            })
+            Report::of(&r, human)
         }
         BudgetCommand::History { name, store } => {
             let path = store.path()?;
             let s = Store::open(&path)?;
             let st = s.status(&name)?;
             let (_, charges) = s.history(&name)?;
-            let delta = st.budget.delta;
-            let mut human = status(&st, &path).1;
+            let r = BudgetHistory::new(&st, &charges, &path);
+            let mut human = status(&r.budget);
             human.push_str("\ncharges (eps each at the budget's delta, alone):");
-            if charges.is_empty() {
+            if r.charges.is_empty() {
                 human.push_str(" none");
             }
-            for c in &charges {
+            for c in &r.charges {
                 human.push_str(&format!(
                     "\n  #{} {} {}: eps = {}; {}\n      {}",
                     c.seq,
-                    utc(c.time),
+                    c.time,
                     c.command,
-                    c.guarantee
-                        .epsilon(delta)
-                        .map_or("-".to_string(), fmt_param),
-                    c.guarantee,
+                    c.epsilon.map_or("-".to_string(), fmt_param),
+                    c.description,
                     c.label
                 ));
             }
-            let mut json = status(&st, &path).0;
-            json["charges"] = charges.iter().map(|c| charge_json(c, delta)).collect();
-            Ok(Report { json, human })
+            Report::of(&r, human)
         }
     }
 }
 
-/// A budget's JSON object and human rendering.
-fn status(st: &Status, path: &std::path::Path) -> (Value, String) {
-    let (b, s) = (&st.budget, &st.spent);
-    let json = json!({
-        "name": b.name,
-        "epsilon": b.epsilon,
-        "delta": b.delta,
-        "neighbours": neighbours_name(b.neighbours),
-        "created": utc(b.created),
-        "store": path.display().to_string(),
-        "spent": s,
-    });
-    let human = format!(
+/// A budget's human rendering.
+fn status(r: &BudgetReport) -> String {
+    let s = &r.spent;
+    format!(
         "budget `{}` ({})\n  allowance: eps = {}, delta = {}\n  spent:     eps = {} at delta \
          = {}, {} charges\n  route:     {}: {}\n  created:   {}\n  store:     {}",
-        b.name,
-        neighbours_name(b.neighbours),
-        fmt_param(b.epsilon),
-        fmt_param(b.delta),
+        r.name,
+        r.neighbours,
+        fmt_param(r.epsilon),
+        fmt_param(r.delta),
         fmt_param(s.epsilon),
         fmt_param(s.delta),
         s.charges,
         s.route,
         s.method,
-        utc(b.created),
-        path.display()
-    );
-    (json, human)
-}
-
-fn charge_json(c: &ChargeRecord, delta: f64) -> Value {
-    json!({
-        "seq": c.seq,
-        "time": utc(c.time),
-        "command": c.command,
-        "label": c.label,
-        "guarantee": c.guarantee,
-        "description": c.guarantee.to_string(),
-        "epsilon": c.guarantee.epsilon(delta).ok(),
-    })
-}
-
-/// Seconds since the Unix epoch as an ISO 8601 UTC time (proleptic Gregorian calendar).
-fn utc(secs: i64) -> String {
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date, counting in 400-year eras from 0000-03-01.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        r.created,
+        r.store
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::utc;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(utc(1_796_053_774), "2026-11-30T15:49:34Z");
-        assert_eq!(utc(-1), "1969-12-31T23:59:59Z");
-    }
 }

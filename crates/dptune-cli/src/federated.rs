@@ -20,9 +20,9 @@
 //! of clients, survivors or repetitions.
 
 use clap::{Args, Subcommand, ValueEnum};
-use serde_json::json;
 
-use dptune::federated::sim::{Partition, SimConfig, SimReport};
+use dptune::federated::report::{FederatedReport, FederatedRun};
+use dptune::federated::sim::{Partition, SimConfig};
 use dptune::federated::sim_data::SimDataset;
 use dptune::Error;
 
@@ -119,19 +119,6 @@ struct SimulateArgs {
     diagnostics: bool,
 }
 
-/// The label every diagnostic carries.
-const NOT_PRIVATE: &str = "NOT PRIVATE: computed from every client's raw data (or timing), no \
-                           guarantee; a research evaluation, not part of the release";
-
-/// The trust assumption behind the printed epsilon.
-fn assumption(t: usize, c: usize) -> String {
-    format!(
-        "at most {c} colluding survivors (noise sized for t - c = {} honest clients); \
-         participation does not depend on the clients' data",
-        t - c
-    )
-}
-
 pub fn run(args: FederatedArgs) -> Result<Report, Failure> {
     match args.command {
         FederatedCommand::Simulate(a) => simulate(a),
@@ -221,118 +208,49 @@ fn simulate(a: SimulateArgs) -> Result<Report, Failure> {
     });
     drop(progress);
     let runs = runs?;
-    let diagnostics = a.diagnostics;
-    let objects: Vec<_> = runs
+    let r = FederatedReport::new(&cfg, &seeds, &runs, a.diagnostics);
+    let mut text = r
+        .runs()
         .iter()
-        .zip(&seeds)
-        .map(|(r, &seed)| run_json(&cfg, seed, r, diagnostics))
-        .collect();
-    let human: Vec<String> = runs
-        .iter()
-        .map(|r| run_human(&cfg, r, diagnostics))
-        .collect();
-    if runs.len() == 1 {
-        return Ok(Report {
-            json: objects.into_iter().next().unwrap_or_default(),
-            human: human.concat(),
-        });
+        .map(run_human)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let FederatedReport::Many { runs, summary } = &r {
+        if let Some(d) = &summary.diagnostics {
+            text.push_str(&format!(
+                "\n[NOT PRIVATE] {} repetitions: selected accuracy {:.4} on average, OPT {:.4}, \
+                 RANDGUESS {:.4}: {:.3} of the way from RANDGUESS to OPT",
+                runs.len(),
+                d.selected_accuracy_mean,
+                d.opt_accuracy,
+                d.randguess_accuracy,
+                d.fraction_of_the_way,
+            ));
+        }
     }
-    let mut summary = json!({ "runs": runs.len() });
-    let mut text = human.join("\n");
-    if diagnostics {
-        let m = runs.len() as f64;
-        let sel = runs
-            .iter()
-            .map(|r| r.diagnostics.selected_accuracy)
-            .sum::<f64>()
-            / m;
-        let d = &runs[0].diagnostics;
-        let (opt, rand) = (d.opt_accuracy, d.randguess_accuracy);
-        let fraction = (sel - rand) / (opt - rand);
-        summary["diagnostics"] = json!({
-            "not_private": true,
-            "label": NOT_PRIVATE,
-            "selected_accuracy_mean": sel,
-            "opt_accuracy": opt,
-            "randguess_accuracy": rand,
-            "fraction_of_the_way": fraction,
-        });
-        text.push_str(&format!(
-            "\n[NOT PRIVATE] {} repetitions: selected accuracy {sel:.4} on average, OPT {opt:.4}, \
-             RANDGUESS {rand:.4}: {fraction:.3} of the way from RANDGUESS to OPT",
-            runs.len(),
-        ));
-    }
-    Ok(Report {
-        json: json!({ "runs": objects, "summary": summary }),
-        human: text,
-    })
+    Report::of(&r, text)
 }
 
-fn run_json(cfg: &SimConfig, seed: u64, r: &SimReport, diagnostics: bool) -> serde_json::Value {
-    let t = cfg.min_survivors;
-    let mut v = json!({
-        "dataset": cfg.dataset,
-        "clients": cfg.clients,
-        "partition": cfg.partition,
-        "k": cfg.k,
-        "min_survivors": t,
-        "colluders": cfg.colluders,
-        "dropout_rate": cfg.dropout_rate,
-        "data_seed": cfg.data_seed,
-        "seed": seed,
-        "local_epochs": cfg.local_epochs,
-        "fedavg_rounds": cfg.fedavg_rounds,
-        "selected": r.selected,
-        "selected_hyperparameters": r.selected_hyperparameters,
-        "survivors": r.survivors,
-        "privacy": {
-            "epsilon": r.epsilon,
-            "delta": r.delta,
-            "neighbours": r.neighbours,
-            "level": "client",
-            "noise": "distributed Skellam",
-            "noise_variance": r.noise_variance,
-            "colluders": r.colluders,
-            "assumption": assumption(t, r.colluders),
-        },
-        "noisy_counts": r.noisy_counts,
-    });
-    if diagnostics {
-        let d = &r.diagnostics;
-        v["diagnostics"] = json!({
-            "not_private": true,
-            "label": NOT_PRIVATE,
-            "selected_accuracy": d.selected_accuracy,
-            "opt_accuracy": d.opt_accuracy,
-            "randguess_accuracy": d.randguess_accuracy,
-            "reference_accuracies": d.reference_accuracies,
-            "secagg_seconds": { "clients": d.secagg_client_seconds, "server": d.secagg_server_seconds },
-        });
-    }
-    v
-}
-
-fn run_human(cfg: &SimConfig, r: &SimReport, diagnostics: bool) -> String {
+fn run_human(r: &FederatedRun) -> String {
     let h = r.selected_hyperparameters;
+    let p = &r.privacy;
     let mut s = format!(
         "DP-HYPE simulation: {} clients, {} survivors\n\
          selected candidate {} (lr {}, decay {}, momentum {})\n\
          privacy: client-level ({}) epsilon {} at delta {}\n\
          assuming {}",
-        cfg.clients,
+        r.clients,
         r.survivors,
         r.selected,
         h.lr,
         h.decay,
         h.momentum,
-        r.neighbours,
-        fmt_param(r.epsilon),
-        fmt_param(r.delta),
-        assumption(cfg.min_survivors, r.colluders),
+        p.neighbours,
+        fmt_param(p.epsilon),
+        fmt_param(p.delta),
+        p.assumption,
     );
-    if diagnostics {
-        let d = &r.diagnostics;
+    if let Some(d) = &r.diagnostics {
         s.push_str(&format!(
             "\n[NOT PRIVATE] reference accuracy of the selection {:.4}, OPT {:.4}, RANDGUESS {:.4}",
             d.selected_accuracy, d.opt_accuracy, d.randguess_accuracy,

@@ -18,13 +18,13 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use dptune::error::check_positive;
+use dptune::gp::report::{GpDataReport, GpDiagnostics, GpReport, NOT_PRIVATE};
 use dptune::gp::{
     demo, load_gp_data, private_gp, ColumnMap, GpPlot, GpRegression, InputScaling, Kernel,
     MveeConfig, NotPrivate, OutputRange, ScaledInputs, SelectionConfig, Utility,
 };
 use dptune::noise::SecureRng;
 use nalgebra::DMatrix;
-use serde_json::json;
 
 use crate::flags::ignored;
 use crate::plot_file;
@@ -127,10 +127,6 @@ pub struct GpArgs {
     diagnostics: bool,
 }
 
-/// The label every diagnostic carries, in text and JSON.
-const NOT_PRIVATE: &str =
-    "NOT PRIVATE: computed from the private outputs and not covered by the guarantee";
-
 /// Inputs (standardised), raw outputs, and how to map the first input back for plotting.
 struct Loaded {
     x: DMatrix<f64>,
@@ -227,8 +223,8 @@ fn in_range(name: &'static str, value: f64, (lo, hi): (f64, f64)) -> Result<(), 
 }
 
 /// Refuses, before anything is read, public parameters that the library would only see after a
-/// transformation (σ_f enters squared, so a negative value would pass as its square), and
-/// `--folds` where no folds are used.
+/// transformation (σ_f enters squared, so a negative value would pass as its square),
+/// `--folds` where no folds are used, and a `--plot` target that cannot be written.
 fn validate(args: &GpArgs) -> Result<(), Failure> {
     if let Some(sd) = args.signal_sd {
         check_positive("signal_sd", sd)?;
@@ -242,15 +238,12 @@ fn validate(args: &GpArgs) -> Result<(), Failure> {
             "with --utility lml (the marginal likelihood uses no folds)",
         ));
     }
-    Ok(())
+    plot_file::check(args.plot.as_deref())
 }
 
 /// Runs `dptune gp`.
 pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     validate(&args)?;
-    if let Some(p) = &args.plot {
-        plot_file::check(p)?;
-    }
     // Public stages only (crate::progress): no row count, no lengthscale, no time.
     let progress = Progress::new("dptune gp");
     progress.stage("reading data");
@@ -259,10 +252,9 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     if args.signal_sd.is_none() {
         in_range("range", data.signal_sd, SIGNAL_SD)?;
     }
-    let grid = args.lengthscales.clone().unwrap_or_else(demo::default_grid);
     let signal_var = data.signal_sd * data.signal_sd;
     let cfg = SelectionConfig {
-        grid: grid.clone(),
+        grid: args.lengthscales.clone().unwrap_or_else(demo::default_grid),
         signal_var,
         noise_var: args.noise_ratio * signal_var,
         folds: args.folds.unwrap_or(5),
@@ -307,25 +299,15 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
     let sel = &release.value.selection;
     let pred = &release.value.predictions;
     let nt = test.len();
-    let eps = release.spent.epsilon(args.delta)?;
-    let mean_sd = pred.noise_sd[..nt].iter().sum::<f64>() / nt as f64;
-    // NOT PRIVATE diagnostics: computed only when asked for.
-    let diag = if args.diagnostics {
+    // NOT PRIVATE diagnostics: computed only when asked for; with --plot also the posterior
+    // mean at the selected ℓ without noise, drawn and never released.
+    let (diagnostics, nonpriv) = if args.diagnostics {
         progress.stage("not-private diagnostics");
-        let test_rmse = (pred.values[..nt]
-            .iter()
-            .zip(&y_te)
-            .map(|(p, y)| (p - y).powi(2))
-            .sum::<f64>()
-            / nt as f64)
-            .sqrt();
-        let clipped = data.range.clip(&y_tr)?.clipped;
-        let nonpriv = match &args.plot {
+        let clipped = data.range.clip(&y_tr)?;
+        let nonpriv: Vec<f64> = match &args.plot {
             Some(_) => {
-                // The posterior mean at the selected ℓ without noise: drawn, never released.
                 let kernel = Kernel::new(sel.lengthscale, cfg.signal_var, cfg.noise_var)?;
-                let centred = data.range.clip(&y_tr)?.centred;
-                let gp = GpRegression::fit(&x_tr, &centred, kernel)?;
+                let gp = GpRegression::fit(&x_tr, &clipped.centred, kernel)?;
                 gp.predict(&x_star)?
                     .iter()
                     .map(|v| v + data.range.centre())
@@ -333,13 +315,10 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
             }
             None => Vec::new(),
         };
-        Some(Diagnostics {
-            test_rmse,
-            clipped,
-            nonpriv,
-        })
+        let d = GpDiagnostics::new(&pred.values[..nt], &y_te, clipped.clipped);
+        (Some(d), nonpriv)
     } else {
-        None
+        (None, Vec::new())
     };
     // Drawn now, written by `main` after the report (plot_file: the report comes first).
     let plot = args.plot.as_ref().map(|path| {
@@ -354,147 +333,104 @@ pub fn run(args: GpArgs) -> Result<Delivery, Failure> {
             predictions: pred,
         };
         let title = format!("{NOT_PRIVATE} (--diagnostics)");
-        let shown = diag.as_ref().map(|d| NotPrivate {
+        let shown = diagnostics.as_ref().map(|_| NotPrivate {
             title: &title,
             y_train: &y_tr,
             y_test: &y_te,
-            mean: &d.nonpriv,
+            mean: &nonpriv,
         });
         plot_file::Pending::new(path, chart.svg(shown))
     });
-    // Every field is classified. [public] = a public input or computed from public inputs (the
-    // inputs X, flags, the output range, the OS-keyed or seeded randomness of the split and the
-    // folds, drawn independently of the outputs); [release] = the charged release or a function
-    // of it and public inputs; [NOT PRIVATE] = under --diagnostics only.
-    let mut json = json!({
-        "lengthscale": sel.lengthscale,                       // [release] the EM's choice
-        "privacy": {                                          // [public] flags only
-            "epsilon": eps,
-            "delta": args.delta,
-            "eps_select": args.eps_select,
-            "eps_predict": args.eps_predict,
-            "neighbours": release.spent.neighbours(),
-            "guarantee": release.spent,
-        },
-        "selection": {
-            "index": sel.index,                               // [release]
-            "grid": grid,                                     // [public]
-            "utility": sel.utility,                           // [public]
-            "sensitivity": sel.sensitivity,                   // [public] from X and the folds
-            "folds": cfg.folds,                               // [public]
-        },
-        "predictions": {
-            "values": pred.values[..nt],                      // [release] cloaked predictions
-            "noise_sd": pred.noise_sd[..nt],                  // [release] from X* and ℓ
-            "test_rows": test,                                // [public] the random split
-            "n_test": nt,                                     // [public] N is public (replace-one)
-            "n_plot_grid": plot_grid.len(),                   // [public]
-            "sigma": pred.sigma,                              // [release] from X, X*, ℓ, ε, δ
-            "classic_sigma_c_delta": pred.classic_sigma,      // [release] idem
-            "sensitivity": pred.sensitivity,                  // [release] idem
-            "charged_sensitivity": pred.charged_sensitivity,  // [release] idem
-            "granularity": pred.granularity,                  // [release] idem
-            "mean_noise_sd_at_test": mean_sd,                 // [release] idem
-        },
-        "data": {
-            "source": data.source,                            // [public]
-            "n_train": train.len(),                           // [public] N is public (replace-one)
-            "n_test": nt,                                     // [public]
-            "y_range": [data.range.lo(), data.range.hi()],    // [public] declared
-            "input_scaling": data.scaling_note,               // [public] inputs only
-        },
-        "seeded": args.seed.is_some(),                        // [public]
-        "plot": args.plot.as_ref().map(|p| p.display().to_string()), // [public]
-    });
-    if let Some(d) = &diag {
-        json["diagnostics"] = json!({                         // [NOT PRIVATE] --diagnostics only
-            "not_private": true,
-            "label": NOT_PRIVATE,
-            "test_rmse": d.test_rmse,
-            "clipped_training_outputs": d.clipped,
-        });
-    }
+    let r = GpReport::new(
+        &release,
+        &cfg,
+        test,
+        GpDataReport::new(
+            &data.source,
+            train.len(),
+            nt,
+            data.range,
+            &data.scaling_note,
+        ),
+        args.seed.is_some(),
+        args.plot.as_ref().map(|p| p.display().to_string()),
+        diagnostics,
+    )?;
+    let human = human(&r);
+    Ok(Delivery {
+        report: Report::of(&r, human)?,
+        plot,
+    })
+}
+
+/// The report for people.
+fn human(r: &GpReport) -> String {
+    let (d, sel, pred, p) = (&r.data, &r.selection, &r.predictions, &r.privacy);
     let mut human = String::new();
     let _ = writeln!(human, "DP Gaussian-process regression (cloaking)");
     let _ = writeln!(
         human,
         "  data:         {} ({} train / {} test; inputs and row count public, outputs private)",
-        data.source,
-        train.len(),
-        nt
+        d.source, d.n_train, d.n_test
     );
-    let _ = writeln!(human, "  inputs:       {}", data.scaling_note);
+    let _ = writeln!(human, "  inputs:       {}", d.input_scaling);
     let _ = writeln!(
         human,
         "  outputs:      clipped into the declared range [{}, {}]",
-        fmt_param(data.range.lo()),
-        fmt_param(data.range.hi())
+        fmt_param(d.y_range[0]),
+        fmt_param(d.y_range[1])
     );
     let _ = writeln!(
         human,
         "  lengthscale:  {} (selected privately from {} candidates, {}-fold {:?}, Δu = {:.3})",
-        fmt_param(sel.lengthscale),
-        grid.len(),
-        cfg.folds,
+        fmt_param(r.lengthscale),
+        sel.grid.len(),
+        sel.folds,
         sel.utility,
         sel.sensitivity
     );
     let _ = writeln!(
         human,
-        "  predictions:  {nt} cloaked predictions at the held-out inputs (values in --json)"
+        "  predictions:  {} cloaked predictions at the held-out inputs (values in --json)",
+        pred.n_test
     );
     let _ = writeln!(
         human,
         "  noise:        multiplier s = {:.4} (analytic Gaussian){}; mean noise s.d. at test points {:.3}",
         pred.sigma,
-        pred.classic_sigma
+        pred.classic_sigma_c_delta
             .map(|c| format!(", paper's c(δ) form would give {c:.4}"))
             .unwrap_or_default(),
-        mean_sd
+        pred.mean_noise_sd_at_test
     );
     let _ = writeln!(
         human,
         "  privacy:      (ε = {}, δ = {}) {} = selection ε {} + predictions (ε {}, δ {})",
-        fmt_param(eps),
-        fmt_param(args.delta),
-        release.spent.neighbours(),
-        fmt_param(args.eps_select),
-        fmt_param(args.eps_predict),
-        fmt_param(args.delta)
+        fmt_param(p.epsilon),
+        fmt_param(p.delta),
+        p.neighbours,
+        fmt_param(p.eps_select),
+        fmt_param(p.eps_predict),
+        fmt_param(p.delta)
     );
-    if args.seed.is_some() {
+    if r.seeded {
         let _ = writeln!(human, "  note:         seeded run: reproducible, NOT private against anyone who knows the seed");
     }
-    if let Some(p) = &args.plot {
-        let _ = writeln!(human, "  plot:         {}", p.display());
+    if let Some(plot) = &r.plot {
+        let _ = writeln!(human, "  plot:         {plot}");
     }
-    if let Some(d) = &diag {
+    if let Some(diag) = &r.diagnostics {
         let _ = writeln!(human, "  diagnostics:  {NOT_PRIVATE}");
         let _ = writeln!(
             human,
             "    test RMSE:  {:.3} on the held-out outputs (NOT PRIVATE)",
-            d.test_rmse
+            diag.test_rmse
         );
         let _ = writeln!(
             human,
             "    clipped:    {} of {} training outputs were outside the range (NOT PRIVATE)",
-            d.clipped,
-            train.len()
+            diag.clipped_training_outputs, d.n_train
         );
     }
-    Ok(Delivery {
-        report: Report {
-            json,
-            human: human.trim_end().to_string(),
-        },
-        plot,
-    })
-}
-
-/// NOT PRIVATE values shown only under `--diagnostics`.
-struct Diagnostics {
-    test_rmse: f64,
-    clipped: usize,
-    /// The non-private posterior mean at the prediction points (only with --plot).
-    nonpriv: Vec<f64>,
+    human.trim_end().to_string()
 }

@@ -48,9 +48,13 @@ fn format_of(path: &Path) -> Result<Format, Failure> {
     }
 }
 
-/// Checks a `--plot` target before any work: the extension, the folder, and that a file can be
-/// created there (a probe file, created and removed at once). Exit 2 naming the flag otherwise.
-pub fn check(path: &Path) -> Result<(), Failure> {
+/// Checks a `--plot` target, if one was given, before any work: the extension, the folder, and
+/// that a file can be created there (a probe file, created and removed at once). Exit 2 naming
+/// the flag otherwise.
+pub fn check(path: Option<&Path>) -> Result<(), Failure> {
+    let Some(path) = path else {
+        return Ok(());
+    };
     format_of(path)?;
     let refuse = |reason: String| Failure::input(format!("--plot {}: {reason}", path.display()));
     let dir = folder(path);

@@ -1,15 +1,26 @@
-//! What a subcommand hands back to `main`: a JSON object for `--json` and a human rendering,
-//! or a failure with its exit code (0 ok, 2 bad input, 3 refused; library errors are mapped in
-//! `flags`, which names the flag the user typed).
+//! What a subcommand hands back to `main`: a JSON object for `--json`, serialised from the
+//! library's report type of the command ([`Report::of`]), and a human rendering, or a failure
+//! with its exit code (0 ok, 2 bad input, 3 refused; library errors are mapped in `flags`,
+//! which names the flag the user typed).
 
 use serde_json::Value;
 
 /// A finished command's output in both forms.
 pub struct Report {
-    /// The object printed by `--json` (exactly one JSON object).
+    /// The object printed by `--json` (exactly one JSON object, a library report by serde).
     pub json: Value,
     /// What a person reads by default.
     pub human: String,
+}
+
+impl Report {
+    /// The report of a library report type `r`: its JSON by serde (the one spelling of every
+    /// field, `dptune::*::report`), and `human`, the text a person reads.
+    pub fn of(r: &impl serde::Serialize, human: String) -> Result<Self, Failure> {
+        let json = serde_json::to_value(r)
+            .map_err(|e| Failure::input(format!("cannot render the report: {e}")))?;
+        Ok(Self { json, human })
+    }
 }
 
 /// A failed command: the message and the exit code.
@@ -36,19 +47,6 @@ impl Failure {
 /// value as a number.
 pub fn fmt_param(x: f64) -> String {
     dptune::privacy::fmt_number(x)
-}
-
-/// `eps` if it is finite; an infinite epsilon promises nothing, so it is reported as such (exit
-/// 2, naming `what`) rather than printed as `inf` or a JSON `null`.
-pub fn finite(eps: f64, what: &str) -> Result<f64, Failure> {
-    if eps.is_finite() {
-        Ok(eps)
-    } else {
-        Err(Failure::input(format!(
-            "the epsilon {what} is not finite at these inputs: they give no (epsilon, delta) \
-             privacy guarantee (more noise, fewer steps or runs, or a larger delta would)"
-        )))
-    }
 }
 
 #[cfg(test)]

@@ -1,15 +1,14 @@
 //! `dptune select`: choose among scored candidates privately.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use dptune::data::load_scores;
 use dptune::noise::SecureRng;
-use dptune::privacy::{Bound, Guarantee};
-use dptune::select::{Goal, L2Sensitivity, Mechanism, Selection, Spec, TopKMethod};
+use dptune::privacy::Bound;
+use dptune::select::report::{Counts, ProbabilitiesReport, Released, SelectReport};
+use dptune::select::{Goal, L2Sensitivity, Mechanism, Spec, TopKMethod};
 use dptune::Error;
-use serde_json::{json, Value};
 
 use crate::flags::{ignored, NeighboursArg};
 use crate::report::{fmt_param, Failure, Report};
@@ -201,28 +200,6 @@ fn validate(a: &SelectArgs, mechanism: Mechanism) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The spent object: ε (and δ) and ρ where the guarantee states them.
-fn spent_json(g: &Guarantee) -> Value {
-    let mut out = serde_json::Map::new();
-    for b in g.bounds() {
-        match b {
-            Bound::Pure { eps } => {
-                out.insert("epsilon".into(), json!(eps));
-            }
-            Bound::Approx { eps, delta } => {
-                out.entry("epsilon").or_insert(json!(eps));
-                out.insert("delta".into(), json!(delta));
-            }
-            Bound::Zcdp { rho } => {
-                out.insert("rho".into(), json!(rho));
-            }
-            Bound::Rdp(_) => {}
-        }
-    }
-    out.insert("neighbours".into(), json!(g.neighbours()));
-    Value::Object(out)
-}
-
 /// Runs `dptune select`.
 pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     let mechanism: Mechanism = a.mechanism.parse()?;
@@ -250,27 +227,23 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
     if let Some(TopKArg::Gumbel) = a.top_k_method {
         spec.top_k = TopKMethod::Gumbel;
     }
-    let m = scores.len();
     let prepared = mechanism.build(&scores, &spec)?;
     let guarantee = prepared.guarantee().clone();
     if a.probabilities {
-        let p = prepared.probabilities()?;
-        let human = p
+        let r = ProbabilitiesReport::new(mechanism, &prepared)?;
+        let human = r
+            .probabilities
             .iter()
             .enumerate()
             .map(|(i, x)| format!("{i}\t{x:.12e}"))
             .collect::<Vec<_>>()
             .join("\n");
-        return Ok(Report {
-            json: json!({
-                "mechanism": mechanism.to_string(),
-                "not_private": true,
-                "probabilities": p,
-            }),
-            human: format!(
+        return Report::of(
+            &r,
+            format!(
                 "NON-PRIVATE: exact selection probabilities of {mechanism} on these scores\n{human}"
             ),
-        });
+        );
     }
     let mut rng = match a.seed {
         Some(s) => SecureRng::seeded(s),
@@ -293,66 +266,33 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
         )));
     }
     a.budget.charge("select", &total)?;
-    let spent = spent_json(&total);
-    let spent_human = total.to_string();
-    let seeded = a.seed.is_some();
-    let note = if seeded {
-        "\n(seeded run: reproducible, not private against anyone who knows the seed)"
-    } else {
-        ""
-    };
-    let finish = |mut r: Report| {
-        if let Some(eps) = total.pure_eps() {
-            r.human
-                .push_str(&format!("\n(total pure epsilon {})", fmt_param(eps)));
+    let r = SelectReport::draw(
+        mechanism,
+        &prepared,
+        scores.len(),
+        a.repeat,
+        &total,
+        &mut rng,
+    );
+    let outcome = match &r.released {
+        Released::One { index } => format!("selected candidate {index}"),
+        Released::Many { indices } => format!("selected candidates (best first) {indices:?}"),
+        Released::Repeated { repeat, counts } => {
+            let counts = match counts {
+                Counts::PerCandidate(c) => format!("{c:?}"),
+                Counts::PerTuple(c) => format!("{c:?}"),
+            };
+            format!("counts over {repeat} selections: {counts}")
         }
-        r
     };
-    let mut counts_one = vec![0u64; m];
-    let mut counts_many: BTreeMap<String, u64> = BTreeMap::new();
-    for _ in 0..repeat {
-        match prepared.draw(&mut rng) {
-            Selection::One(i) if a.repeat.is_none() => {
-                return Ok(finish(Report {
-                    json: json!({"mechanism": mechanism.to_string(), "index": i, "spent": spent}),
-                    human: format!("selected candidate {i}\nspent: {spent_human}{note}"),
-                }));
-            }
-            Selection::Many(v) if a.repeat.is_none() => {
-                return Ok(finish(Report {
-                    json: json!({"mechanism": mechanism.to_string(), "indices": v,
-                                 "spent": spent}),
-                    human: format!(
-                        "selected candidates (best first) {v:?}\nspent: {spent_human}{note}"
-                    ),
-                }));
-            }
-            Selection::One(i) => counts_one[i] += 1,
-            Selection::Many(v) => {
-                let key = v
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                *counts_many.entry(key).or_default() += 1;
-            }
-        }
+    let mut human = format!("{outcome}\nspent: {total}");
+    if a.seed.is_some() {
+        human.push_str(
+            "\n(seeded run: reproducible, not private against anyone who knows the seed)",
+        );
     }
-    let counts = if mechanism == Mechanism::TopK {
-        json!(counts_many)
-    } else {
-        json!(counts_one)
-    };
-    let counts_human = if mechanism == Mechanism::TopK {
-        format!("{counts_many:?}")
-    } else {
-        format!("{counts_one:?}")
-    };
-    Ok(finish(Report {
-        json: json!({"mechanism": mechanism.to_string(), "repeat": repeat,
-                     "counts": counts, "spent": spent}),
-        human: format!(
-            "counts over {repeat} selections: {counts_human}\nspent: {spent_human}{note}"
-        ),
-    }))
+    if let Some(eps) = total.pure_eps() {
+        human.push_str(&format!("\n(total pure epsilon {})", fmt_param(eps)));
+    }
+    Report::of(&r, human)
 }

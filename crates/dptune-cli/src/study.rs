@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use dptune::select::Goal;
+use dptune::study::report::TitledStudy;
 use dptune::study::{
     load_json_table, load_table, plot, recommend, run_study, Columns, ScoreModel, ScoreTable,
     StudyMethod, StudyOptions, StudyReport,
 };
 use dptune::Error;
-use serde_json::json;
 
 use crate::flags::ignored;
 use crate::plot_file;
@@ -110,7 +110,8 @@ fn load(args: &StudyArgs, path: &Path, goal: Goal) -> Result<ScoreTable, Failure
 const RECOMMEND_REPETITIONS: usize = 400;
 
 /// Refuses, before anything is read, the flags that the mode (`--recommend` or a study) or the
-/// table's kind does not read: each would be silently dropped.
+/// table's kind does not read (each would be silently dropped), and a `--plot` target that
+/// cannot be written.
 fn validate(args: &StudyArgs) -> Result<(), Failure> {
     if args.recommend {
         let study_only = [
@@ -157,15 +158,12 @@ fn validate(args: &StudyArgs) -> Result<(), Failure> {
             }
         }
     }
-    Ok(())
+    plot_file::check(args.plot.as_deref())
 }
 
 /// Runs `dptune study`.
 pub fn run(args: StudyArgs) -> Result<Delivery, Failure> {
     validate(&args)?;
-    if let Some(p) = &args.plot {
-        plot_file::check(p)?;
-    }
     // Public stages (crate::progress); on a terminal also the count of finished cells (methods
     // times budgets, public).
     let progress = Progress::new("dptune study");
@@ -213,11 +211,7 @@ pub fn run(args: StudyArgs) -> Result<Delivery, Failure> {
                 x.runs_needed
             ));
         }
-        return Ok(Report {
-            json: serde_json::to_value(&r).expect("serialisable"),
-            human: human.trim_end().to_string(),
-        }
-        .into());
+        return Ok(Report::of(&r, human.trim_end().to_string())?.into());
     }
     let table = table.ok_or_else(|| Failure::input("give a table file"))?;
     let methods = if args.methods.is_empty() {
@@ -254,13 +248,15 @@ pub fn run(args: StudyArgs) -> Result<Delivery, Failure> {
         .plot
         .as_ref()
         .map(|p| plot_file::Pending::new(p, plot::svg(&report, &title)));
-    let mut json = serde_json::to_value(&report).expect("serialisable");
-    json["title"] = json!(title);
+    let human = human(&report, &title);
     Ok(Delivery {
-        report: Report {
-            json,
-            human: human(&report, &title),
-        },
+        report: Report::of(
+            &TitledStudy {
+                study: report,
+                title,
+            },
+            human,
+        )?,
         plot,
     })
 }

@@ -349,11 +349,7 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
         (_, false) => None,
     };
     let report = TuneReport::new(&plan, &name, &data, test.as_ref(), &o, comparison)?;
-    Ok(Report {
-        human: human(&report),
-        json: serde_json::to_value(&report)
-            .map_err(|e| Failure::input(format!("cannot render the report: {e}")))?,
-    })
+    Report::of(&report, human(&report))
 }
 
 /// A route as the human output names it.

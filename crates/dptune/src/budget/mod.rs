@@ -26,6 +26,7 @@
 
 mod account;
 mod codec;
+pub mod report;
 mod schema;
 mod seal;
 mod store;

@@ -10,7 +10,8 @@
 //!   predicts, reporting the total (ε_select + ε_predict, δ).
 //!
 //! * [`load_gp_data`]: the inputs and outputs from a CSV file; [`InputScaling`]: the inputs
-//!   mapped to lengthscale units by declared public bounds; [`GpPlot`]: the release drawn as SVG.
+//!   mapped to lengthscale units by declared public bounds; [`GpPlot`]: the release drawn as SVG;
+//!   [`report`]: what `dptune gp` prints of it.
 //!
 //! Threat model (DPGP.md §2): inputs are public, outputs are private and clipped into a declared
 //! public [`OutputRange`]; neighbours differ in one output (replace-one).
@@ -23,6 +24,7 @@ mod linalg;
 mod mechanisms;
 mod plot;
 mod regression;
+pub mod report;
 mod scaling;
 mod select;
 

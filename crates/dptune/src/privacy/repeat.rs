@@ -16,6 +16,7 @@
 //! drawn independently of the data and is never released.
 
 use super::convert::CksLogDeltaMin;
+use super::guarantee::Guarantee;
 use super::rdp::{default_orders, RdpCurve};
 use crate::error::{check_open_unit, check_positive, Error, Result};
 use crate::numeric::bisect::{bisect, within_factor, Split};
@@ -241,6 +242,33 @@ pub fn best_of_k_pmf(base: &[f64], pgf: impl Fn(f64) -> f64) -> Result<(Vec<f64>
 /// [`repeat_rdp`] on dp_accounting's default order grid.
 pub fn repeat_rdp_default(base: &RdpCurve, repeats: &Repeats) -> Result<RdpCurve> {
     repeat_rdp(base, repeats, &default_orders())
+}
+
+/// The tight RDP curve implied by a per-run allowance, which the repeat theorems take as their
+/// base (an (ε, δ) base has no verified bound here, THEORY.md §6.2).
+pub fn base_curve(per_run: &Guarantee) -> Result<RdpCurve> {
+    per_run.rdp_curve().ok_or_else(|| Error::Conversion {
+        from: per_run.to_string(),
+        to: "an RDP curve".into(),
+        reason: "private selection from private candidates needs a pure, zCDP or RDP per-run \
+                 allowance; an (eps, delta) base has no verified bound here"
+            .into(),
+    })
+}
+
+/// The guarantee of releasing the best of K ~ `repeats` runs that each spend at most
+/// `per_run`: Papernot–Steinke Theorem 2 or 6 on the RDP curve of the base (dp_accounting's
+/// order grid), and, for a pure base with truncated negative binomial K, Corollary 3's pure
+/// bound beside it.
+pub fn repeat_guarantee(per_run: &Guarantee, repeats: &Repeats) -> Result<Guarantee> {
+    let n = per_run.neighbours();
+    let rdp = Guarantee::rdp(repeat_rdp_default(&base_curve(per_run)?, repeats)?, n);
+    match (per_run.pure_eps(), repeats) {
+        (Some(eps), Repeats::TruncatedNegativeBinomial { .. }) => {
+            Guarantee::pure(repeat_pure(eps, repeats)?, n)?.and(rdp)
+        }
+        _ => Ok(rdp),
+    }
 }
 
 /// Papernot–Steinke Corollary 3: if the base is ε-DP and K ~ D_{η,γ}, the best of K runs is

@@ -12,13 +12,14 @@
 
 use serde::Serialize;
 
-use crate::error::{check_positive, Error, Result};
+use crate::error::{check_non_negative, check_positive, Error, Result};
 
 use super::convert::{rdp_epsilon, zcdp_epsilon_at_order};
 use super::dpsgd::{dpsgd_curve, dpsgd_epsilon_grid};
 use super::gaussian::{classic_gaussian_sigma, gaussian_curve, gaussian_epsilon, gaussian_sigma};
 use super::pld::{calibrate_dpsgd_noise, dpsgd_pld, ComposeSpec, PldConfig};
-use super::{Guarantee, Neighbours, Route};
+use super::repeat::{repeat_guarantee, Repeats};
+use super::{fmt_number, Guarantee, Neighbours, Route};
 
 /// dptune's default PLD grid with the loss-grid width `interval` (the CLI's `--interval`).
 pub fn pld_config(interval: f64) -> PldConfig {
@@ -307,6 +308,226 @@ impl ZcdpAccount {
     }
 }
 
+/// The ε grid of `dptune account profile`: `points` values evenly spaced from `from` to `to`,
+/// checked (`from` ≥ 0, `to` finite and above it, 2 to 10,000 points) before anything is read.
+pub fn profile_epsilons(from: f64, to: f64, points: usize) -> Result<Vec<f64>> {
+    check_non_negative("from", from)?;
+    if !(to.is_finite() && to > from) {
+        return Err(Error::invalid("to", to, "must be finite and > --from"));
+    }
+    if !(2..=10_000).contains(&points) {
+        return Err(Error::invalid("points", points, "must lie in [2, 10000]"));
+    }
+    Ok((0..points)
+        .map(|i| from + (to - from) * i as f64 / (points - 1) as f64)
+        .collect())
+}
+
+/// `dptune account profile`: δ(ε) of a composition over a grid of ε, by its privacy loss
+/// distribution and by the closed-form route alone (every part's own theorem, composed without
+/// the PLD), so that the two can be compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileAccount {
+    /// Public input: the relation of the composition.
+    pub neighbours: Neighbours,
+    /// Public input: the width of the PLD's loss grid.
+    pub interval: f64,
+    /// Public input: the ε grid ([`profile_epsilons`]).
+    pub epsilon: Vec<f64>,
+    /// Public, computed: δ(ε) by the PLD, one per `epsilon`.
+    pub delta_pld: Vec<f64>,
+    /// Public, computed: δ(ε) by the closed-form route, one per `epsilon` (null at ε = 0, where
+    /// the conversions give nothing, and when the composition has no part).
+    pub delta_closed_form: Vec<Option<f64>>,
+    /// Public input: the file the profile is drawn to (the CLI's `--plot`), null without one.
+    pub plot: Option<String>,
+}
+
+impl ProfileAccount {
+    /// The profile of the composition `spec` on a loss grid of width `interval` at the ε values
+    /// `epsilon`; `plot` names where the caller draws it.
+    pub fn new(
+        spec: &ComposeSpec,
+        epsilon: Vec<f64>,
+        interval: f64,
+        plot: Option<String>,
+    ) -> Result<Self> {
+        let g = spec.guarantee(pld_config(interval))?;
+        let pld = g.pld().ok_or_else(|| Error::Conversion {
+            from: "the composition".into(),
+            to: "a privacy loss distribution".into(),
+            reason: "the composition has no privacy loss distribution".into(),
+        })?;
+        let neighbours = spec.neighbours()?;
+        let mut closed: Option<Guarantee> = None;
+        for part in &spec.parts {
+            let p = part.closed_form(neighbours)?;
+            closed = Some(match closed {
+                None => p,
+                Some(c) => c.compose(&p)?,
+            });
+        }
+        let delta_pld = epsilon
+            .iter()
+            .map(|&e| pld.delta(e))
+            .collect::<Result<_>>()?;
+        let delta_closed_form = epsilon
+            .iter()
+            .map(|&e| match (&closed, e > 0.0) {
+                (Some(c), true) => c.delta(e).map(Some),
+                _ => Ok(None),
+            })
+            .collect::<Result<_>>()?;
+        Ok(Self {
+            neighbours,
+            interval,
+            epsilon,
+            delta_pld,
+            delta_closed_form,
+            plot,
+        })
+    }
+
+    /// The profile row by row: (ε, δ by the PLD, δ by the closed-form route if any).
+    pub fn rows(&self) -> Vec<(f64, f64, Option<f64>)> {
+        self.epsilon
+            .iter()
+            .zip(&self.delta_pld)
+            .zip(&self.delta_closed_form)
+            .map(|((&e, &d), &c)| (e, d, c))
+            .collect()
+    }
+}
+
+/// The base mechanism of `dptune account repeat`, whose runs are repeated; every base is
+/// stated under add_remove.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RepeatBase {
+    /// One Gaussian release with noise multiplier z (sensitivity 1).
+    Gaussian {
+        /// z = σ / Δ.
+        noise_multiplier: f64,
+    },
+    /// A DP-SGD run: Poisson rate q, noise multiplier z, `steps` steps.
+    Dpsgd {
+        /// The Poisson sampling rate q.
+        sampling_rate: f64,
+        /// z = σ / clipping norm.
+        noise_multiplier: f64,
+        /// The number of steps.
+        steps: u64,
+    },
+    /// An ε-DP mechanism.
+    Pure {
+        /// Its ε.
+        epsilon: f64,
+    },
+    /// A ρ-zCDP mechanism.
+    Zcdp {
+        /// Its ρ.
+        rho: f64,
+    },
+}
+
+impl RepeatBase {
+    /// What one run spends.
+    pub fn guarantee(&self) -> Result<Guarantee> {
+        let n = Neighbours::AddRemove;
+        match *self {
+            RepeatBase::Gaussian { noise_multiplier } => {
+                Ok(Guarantee::rdp(gaussian_curve(noise_multiplier, 1.0)?, n))
+            }
+            RepeatBase::Dpsgd {
+                sampling_rate,
+                noise_multiplier,
+                steps,
+            } => Ok(Guarantee::rdp(
+                dpsgd_curve(sampling_rate, noise_multiplier, steps)?,
+                n,
+            )),
+            RepeatBase::Pure { epsilon } => Guarantee::pure(epsilon, n),
+            RepeatBase::Zcdp { rho } => Guarantee::zcdp(rho, n),
+        }
+    }
+
+    /// The base for people, its numbers in the one text format ([`fmt_number`]).
+    pub fn description(&self) -> String {
+        match *self {
+            RepeatBase::Gaussian { noise_multiplier } => {
+                format!(
+                    "Gaussian, noise multiplier {}",
+                    fmt_number(noise_multiplier)
+                )
+            }
+            RepeatBase::Dpsgd {
+                sampling_rate,
+                noise_multiplier,
+                steps,
+            } => format!(
+                "DP-SGD, q {}, z {}, {steps} steps",
+                fmt_number(sampling_rate),
+                fmt_number(noise_multiplier)
+            ),
+            RepeatBase::Pure { epsilon } => format!("{}-DP", fmt_number(epsilon)),
+            RepeatBase::Zcdp { rho } => format!("{}-zCDP", fmt_number(rho)),
+        }
+    }
+}
+
+/// `dptune account repeat`: ε of releasing the best of a random number of runs of a base
+/// mechanism (Papernot–Steinke 2022, arXiv 2110.03620, Thm 2, Thm 6 and Cor. 3; Liu–Talwar
+/// 2019, arXiv 1811.07971, for geometric repeats), [`repeat_guarantee`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RepeatAccount {
+    /// Public input: the base mechanism, for people ([`RepeatBase::description`]).
+    pub base: String,
+    /// Public, computed: the expected number of runs E[K].
+    pub mean_runs: f64,
+    /// Public input: the shape η of truncated negative binomial repeats (null for Poisson).
+    pub eta: Option<f64>,
+    /// Public input: γ of truncated negative binomial repeats (null for Poisson).
+    pub gamma: Option<f64>,
+    /// Public input: the target δ.
+    pub delta: f64,
+    /// Public, computed: ε of the repeated runs at `delta`.
+    pub epsilon: f64,
+    /// Public, computed: the pure ε (Cor. 3), null when there is none (a base that is not
+    /// pure, or Poisson repeats).
+    pub epsilon_pure: Option<f64>,
+    /// Public, computed: ε of one run alone at `delta`.
+    pub epsilon_single_run: f64,
+}
+
+impl RepeatAccount {
+    /// Accounts the best of K ~ `repeats` runs of `base` at `delta`. An infinite ε is refused
+    /// naming `delta`.
+    pub fn new(base: &RepeatBase, repeats: Repeats, delta: f64) -> Result<Self> {
+        let per_run = base.guarantee()?;
+        let single = finite(per_run.epsilon(delta)?, "delta", delta, "of one run")?;
+        let total = repeat_guarantee(&per_run, &repeats)?;
+        let epsilon = finite(
+            total.epsilon(delta)?,
+            "delta",
+            delta,
+            "of the repeated runs",
+        )?;
+        let (eta, gamma) = match repeats {
+            Repeats::Poisson { .. } => (None, None),
+            Repeats::TruncatedNegativeBinomial { eta, gamma } => (Some(eta), Some(gamma)),
+        };
+        Ok(Self {
+            base: base.description(),
+            mean_runs: repeats.mean(),
+            eta,
+            gamma,
+            delta,
+            epsilon,
+            epsilon_pure: total.pure_eps(),
+            epsilon_single_run: single,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,5 +570,51 @@ mod tests {
         assert!(g.sigma < g.sigma_classic && g.sigma_classic_valid);
         let a = GaussianAccount::new(g.sigma, 1.0, 1e-5).unwrap();
         assert!((a.epsilon - 0.5).abs() < 1e-6, "{a:?}");
+    }
+
+    #[test]
+    fn repeating_a_pure_base_reports_corollary_3_and_poisson_has_no_pure_bound() {
+        // Papernot–Steinke Cor. 3: a 0.1-DP base repeated D_{η=0.5,γ} times is (2 + 0.5)·0.1-DP.
+        let base = RepeatBase::Pure { epsilon: 0.1 };
+        let r = RepeatAccount::new(&base, Repeats::tnb(0.5, 0.1).unwrap(), 1e-5).unwrap();
+        let pure = r.epsilon_pure.unwrap();
+        assert!((0.25..0.25 * (1.0 + 1e-12)).contains(&pure), "{r:?}");
+        assert!(r.epsilon <= pure && r.epsilon_single_run == 0.1);
+        assert_eq!(
+            (r.eta, r.gamma, r.base.as_str()),
+            (Some(0.5), Some(0.1), "0.1-DP")
+        );
+        let p = RepeatAccount::new(&base, Repeats::poisson(3.0).unwrap(), 1e-5).unwrap();
+        assert_eq!((p.epsilon_pure, p.eta, p.gamma), (None, None, None));
+        let v = serde_json::to_value(&p).unwrap();
+        assert!(v["epsilon_pure"].is_null() && v["eta"].is_null());
+    }
+
+    #[test]
+    fn a_profile_has_no_closed_form_delta_at_zero_and_refuses_a_bad_grid() {
+        let spec: ComposeSpec = serde_json::from_str(
+            r#"{"parts": [{"mechanism": "gaussian", "sigma": 2, "times": 3}],
+                "delta": 1e-6, "neighbours": "replace_one"}"#,
+        )
+        .unwrap();
+        let eps = profile_epsilons(0.0, 2.0, 3).unwrap();
+        assert_eq!(eps, vec![0.0, 1.0, 2.0]);
+        let r = ProfileAccount::new(&spec, eps, 1e-4, None).unwrap();
+        let rows = r.rows();
+        assert_eq!(rows.len(), 3);
+        assert!(rows[0].2.is_none() && rows[1].2.is_some());
+        // δ(ε) falls with ε, and the PLD is at least as tight as the closed form.
+        assert!(rows[1].1 > rows[2].1 && rows[2].1 <= rows[2].2.unwrap());
+        assert_eq!(r.neighbours, Neighbours::Replace);
+        for (from, to, points, name) in [
+            (-1.0, 2.0, 3, "from"),
+            (1.0, 1.0, 3, "to"),
+            (0.0, 1.0, 1, "points"),
+        ] {
+            match profile_epsilons(from, to, points) {
+                Err(Error::InvalidParameter { name: n, .. }) => assert_eq!(n, name),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

@@ -49,6 +49,7 @@ pub mod gumbel;
 pub mod laplace;
 mod lazy_max;
 pub mod permute_flip;
+pub mod report;
 mod sensitivity;
 pub mod sparse_vector;
 pub mod summary;

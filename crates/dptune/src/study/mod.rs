@@ -36,6 +36,7 @@
 
 pub mod plot;
 pub mod recommend;
+pub mod report;
 pub mod table;
 
 use std::fmt;

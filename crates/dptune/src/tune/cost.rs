@@ -11,7 +11,7 @@ use crate::numeric::mul_up;
 use crate::privacy::dpsgd::{dpsgd_discrete_guarantee, dpsgd_guarantee};
 use crate::privacy::pld::{dpsgd_lattice_pld, dpsgd_pld, is_grid_refusal, PldConfig};
 use crate::privacy::repeat::{
-    liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_pure, repeat_rdp_default, Repeats,
+    base_curve, liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_guarantee, Repeats,
 };
 use crate::privacy::{default_orders, Bound, Guarantee, Ledger, Neighbours, RdpCurve};
 
@@ -53,30 +53,11 @@ impl Method {
     }
 }
 
-/// The tight RDP curve implied by a per-run allowance, for the repeat theorems.
-fn base_curve(per_run: &Guarantee) -> Result<RdpCurve> {
-    per_run.rdp_curve().ok_or_else(|| Error::Conversion {
-        from: per_run.to_string(),
-        to: "an RDP curve".into(),
-        reason: "private selection from private candidates needs a pure, zCDP or RDP per-run \
-                 allowance; an (eps, delta) base has no verified bound here"
-            .into(),
-    })
-}
-
 /// The guarantee of a whole tuning whose runs each spend at most `per_run`.
 pub fn tuning_cost(method: &Method, per_run: &Guarantee) -> Result<Guarantee> {
     let n = per_run.neighbours();
     match *method {
-        Method::RepeatAndSelect(repeats) => {
-            let rdp = Guarantee::rdp(repeat_rdp_default(&base_curve(per_run)?, &repeats)?, n);
-            match (per_run.pure_eps(), repeats) {
-                (Some(eps), Repeats::TruncatedNegativeBinomial { .. }) => {
-                    Guarantee::pure(repeat_pure(eps, &repeats)?, n)?.and(rdp)
-                }
-                _ => Ok(rdp),
-            }
-        }
+        Method::RepeatAndSelect(repeats) => repeat_guarantee(per_run, &repeats),
         Method::Threshold { gamma, .. } => {
             let rdp = Guarantee::rdp(
                 liu_talwar_threshold_rdp(&base_curve(per_run)?, gamma, &default_orders())?,
