@@ -229,7 +229,10 @@ fn bad_fraction_is_refused_before_anything_runs() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
         assert!(err.contains(name), "{flag}: {err}");
-        assert!(!err.contains("reading data"), "{flag}: refused too late: {err}");
+        assert!(
+            !err.contains("reading data"),
+            "{flag}: refused too late: {err}"
+        );
     }
 }
 

@@ -4,12 +4,13 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use dptune::federated::accounting::NoisePlan as RsNoisePlan;
+use dptune::federated::accounting::{NoisePlan as RsNoisePlan, Survivors};
 use dptune::federated::secagg::{
     decode_signed, encode_signed, Client as RsClient, SecAggParams, Server as RsServer,
 };
 use dptune::federated::vote;
 use dptune::noise::SecureRng;
+use dptune::privacy::Guarantee;
 
 use crate::errors::{invalid, IntoPy, R};
 use crate::guarantee::{g, PyGuarantee};
@@ -41,8 +42,10 @@ impl PyNoisePlan {
         colluders: usize,
     ) -> R<Self> {
         let nb = self::neighbours(neighbours)?;
+        let survivors = Survivors::new(min_survivors, colluders).py()?;
+        let allowance = Guarantee::approx(epsilon, delta, nb).py()?;
         Ok(Self {
-            inner: RsNoisePlan::calibrate(k, nb, min_survivors, colluders, epsilon, delta).py()?,
+            inner: RsNoisePlan::calibrate(k, survivors, &allowance).py()?,
             k,
         })
     }
@@ -58,8 +61,9 @@ impl PyNoisePlan {
         colluders: usize,
     ) -> R<Self> {
         let nb = self::neighbours(neighbours)?;
+        let survivors = Survivors::new(min_survivors, colluders).py()?;
         Ok(Self {
-            inner: RsNoisePlan::with_variance(k, nb, min_survivors, colluders, variance).py()?,
+            inner: RsNoisePlan::with_variance(k, nb, survivors, variance).py()?,
             k,
         })
     }

@@ -55,7 +55,7 @@ fn data(rows: usize, dim: usize, rng: &mut SecureRng) -> Result<Dataset, String>
         classes: vec!["no".into(), "yes".into()],
     };
     let names = (0..dim).map(|i| format!("x{i}")).collect();
-    Dataset::new(x, y, dim, (dim as f64).sqrt(), task, names).map_err(|e| e.to_string())
+    Dataset::new(x, y, (dim as f64).sqrt(), task, names).map_err(|e| e.to_string())
 }
 
 fn run(args: &[String]) -> Result<String, String> {

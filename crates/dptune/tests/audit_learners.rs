@@ -41,7 +41,6 @@ fn data(labels: &[f64], task: Task) -> Dataset {
     Dataset::new(
         vec![1.0; labels.len()],
         labels.to_vec(),
-        1,
         1.0,
         task,
         vec!["x".into()],

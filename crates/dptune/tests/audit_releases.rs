@@ -29,7 +29,6 @@ fn records(n: usize, label: f64) -> Dataset {
     Dataset::new(
         vec![0.0; n],
         vec![label; n],
-        1,
         1.0,
         Task::Classification {
             classes: vec!["no".into(), "yes".into()],

@@ -19,7 +19,7 @@ fn clipped_loss_sum_worked_number() {
         low: -1.0,
         high: 2.0,
     };
-    let data = Dataset::new(x, y, 1, 1.0, task.clone(), vec!["a".into()]).unwrap();
+    let data = Dataset::new(x, y, 1.0, task.clone(), vec!["a".into()]).unwrap();
     let model = Model::linear(1, &task, 1.0);
     assert_eq!(model.predict_value(&[0.3], &mut Scratch::default()), 0.5);
     let scorer = NoisyClippedLoss { cap: 1.0 };

@@ -242,7 +242,6 @@ fn ridge_ssp_fits_a_line_within_its_allowance() {
     let data = Dataset::new(
         x,
         y,
-        1,
         1.0,
         Task::Regression {
             low: -1.0,

@@ -159,7 +159,6 @@ fn empty_split_sides_are_trained_not_refused() {
     let reg = Dataset::new(
         vec![0.5],
         vec![0.25],
-        1,
         1.0,
         Task::Regression {
             low: 0.0,

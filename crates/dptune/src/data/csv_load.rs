@@ -114,7 +114,7 @@ pub fn parse_csv(reader: impl Read, source: &str, schema: &Schema) -> Result<Dat
         })
         .collect();
     debug_assert_eq!(x.len(), y.len() * dim);
-    Dataset::new(x, y, dim, schema.max_norm(), task, names)
+    Dataset::new(x, y, schema.max_norm(), task, names)
 }
 
 #[cfg(test)]

@@ -76,12 +76,13 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    /// A dataset from encoded parts. `x` has `y.len() * dim` entries; every row's L2 norm must
-    /// be at most `max_norm` (checked), labels must fit the task (checked).
+    /// A dataset from encoded parts. The dimension is the number of `feature_names` (at least
+    /// one; one input rather than a count that would have to agree with the names); `x` has
+    /// `y.len() * dim` entries; every row's L2 norm must be at most `max_norm` (checked),
+    /// labels must fit the task (checked).
     pub fn new(
         x: Vec<f64>,
         y: Vec<f64>,
-        dim: usize,
         max_norm: f64,
         task: Task,
         feature_names: Vec<String>,
@@ -90,12 +91,12 @@ impl Dataset {
             location: "dataset".into(),
             reason,
         };
-        if dim == 0 || x.len() != y.len() * dim || feature_names.len() != dim {
+        let dim = feature_names.len();
+        if dim == 0 || x.len() != y.len() * dim {
             return Err(bad(format!(
-                "{} values, {} labels, {} names for dimension {dim}",
+                "{} values, {} labels for {dim} feature names",
                 x.len(),
-                y.len(),
-                feature_names.len()
+                y.len()
             )));
         }
         if !(max_norm.is_finite() && max_norm > 0.0) {

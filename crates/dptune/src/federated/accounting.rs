@@ -49,7 +49,7 @@
 //! per neighbourhood, with the graph parameters of Bell et al. CCS 2020, ePrint 2020/704).
 
 use super::noise_share::SkellamShare;
-use crate::error::{check_delta, check_positive, Error, Result};
+use crate::error::{check_positive, Error, Result};
 use crate::numeric::bisect::{bisect, to_resolution, Split};
 use crate::numeric::round_up;
 use crate::privacy::convert::{rdp_epsilon, rdp_epsilon_on};
@@ -165,6 +165,55 @@ pub fn calibrate_gaussian_rdp(sens: VoteSensitivity, eps: f64, delta: f64) -> Re
 /// are exact rationals).
 pub const VARIANCE_GRID: u64 = 1 << 16;
 
+/// The survivors a round's noise is sized for: at least `min_survivors` = t clients contribute,
+/// and at most `colluders` = c of them collude (module doc, "Collusion"). Validated once, here:
+/// t ≥ 2 and c < t (some survivor must be honest). Every [`NoisePlan`] constructor takes one, so
+/// the rule is checked in one place whichever way the plan is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Survivors {
+    min_survivors: usize,
+    colluders: usize,
+}
+
+impl Survivors {
+    /// Checks 2 ≤ t and c < t (at least one honest survivor); the error names the parameter.
+    pub fn new(min_survivors: usize, colluders: usize) -> Result<Self> {
+        if min_survivors < 2 {
+            return Err(Error::invalid(
+                "min_survivors",
+                min_survivors,
+                "at least 2 survivors are needed",
+            ));
+        }
+        if colluders >= min_survivors {
+            return Err(Error::invalid(
+                "colluders",
+                colluders,
+                format!("must be smaller than min_survivors ({min_survivors}): some survivor must be honest"),
+            ));
+        }
+        Ok(Self {
+            min_survivors,
+            colluders,
+        })
+    }
+
+    /// Minimum number of survivors t.
+    pub fn min_survivors(&self) -> usize {
+        self.min_survivors
+    }
+
+    /// Number of colluding survivors c (an assumption).
+    pub fn colluders(&self) -> usize {
+        self.colluders
+    }
+
+    /// t − c: the honest shares at least t survivors are sure to hold (at least 1).
+    fn honest(&self) -> usize {
+        self.min_survivors - self.colluders
+    }
+}
+
 /// The distributed Skellam noise of one DP-HYPE round: total variance μ (for exactly t − c
 /// honest survivors), per-client share Sk(μ/(t − c)), and the accounting for any number of
 /// survivors against at most c colluders (module doc, "Collusion").
@@ -172,80 +221,59 @@ pub const VARIANCE_GRID: u64 = 1 << 16;
 pub struct NoisePlan {
     sens: VoteSensitivity,
     neighbours: Neighbours,
-    min_survivors: usize,
-    colluders: usize,
+    survivors: Survivors,
     /// The per-client share's variance, exactly `share_num / share_den`
     /// (`share_den` = [`VARIANCE_GRID`]·(t − c) at construction).
     share_num: u64,
     share_den: u64,
 }
 
-/// Checks 2 ≤ t and c < t (at least one honest survivor).
-fn check_roster(min_survivors: usize, colluders: usize) -> Result<()> {
-    if min_survivors < 2 {
-        return Err(Error::invalid(
-            "min_survivors",
-            min_survivors,
-            "at least 2 survivors are needed",
-        ));
-    }
-    if colluders >= min_survivors {
-        return Err(Error::invalid(
-            "colluders",
-            colluders,
-            format!("must be smaller than min_survivors ({min_survivors}): some survivor must be honest"),
-        ));
-    }
-    Ok(())
-}
-
 impl NoisePlan {
     /// A plan with total variance `mu_total` (rounded up to the grid) reached by any
-    /// `min_survivors` clients of whom at most `colluders` collude.
+    /// `survivors.min_survivors()` clients of whom at most `survivors.colluders()` collude.
     pub fn with_variance(
         k: usize,
         neighbours: Neighbours,
-        min_survivors: usize,
-        colluders: usize,
+        survivors: Survivors,
         mu_total: f64,
     ) -> Result<Self> {
         check_positive("mu", mu_total)?;
-        check_roster(min_survivors, colluders)?;
         let units = (mu_total * VARIANCE_GRID as f64).ceil();
         if units >= (1u64 << 52) as f64 {
             return Err(Error::invalid("mu", mu_total, "variance too large"));
         }
         let share_den = VARIANCE_GRID
-            .checked_mul((min_survivors - colluders) as u64)
-            .ok_or_else(|| Error::invalid("min_survivors", min_survivors, "too large"))?;
+            .checked_mul(survivors.honest() as u64)
+            .ok_or_else(|| {
+                Error::invalid("min_survivors", survivors.min_survivors(), "too large")
+            })?;
         Ok(Self {
             sens: VoteSensitivity::top_k(k, neighbours)?,
             neighbours,
-            min_survivors,
-            colluders,
+            survivors,
             share_num: units as u64,
             share_den,
         })
     }
 
-    /// Calibrates the smallest total variance (on the grid) whose Skellam guarantee is at most
-    /// (`eps`, `delta`) when exactly `min_survivors` clients contribute and `colluders` of them
-    /// collude (so each share is sized for `min_survivors − colluders` honest clients).
-    pub fn calibrate(
-        k: usize,
-        neighbours: Neighbours,
-        min_survivors: usize,
-        colluders: usize,
-        eps: f64,
-        delta: f64,
-    ) -> Result<Self> {
-        check_positive("epsilon", eps)?;
-        check_positive("delta", delta)?;
-        check_delta("delta", delta)?;
-        check_roster(min_survivors, colluders)?;
+    /// Calibrates the smallest total variance (on the grid) whose Skellam guarantee is within
+    /// `allowance`, one (ε, δ) bound with δ > 0 whose neighbour relation the plan takes, when
+    /// exactly `survivors.min_survivors()` clients contribute and `survivors.colluders()` of
+    /// them collude (so each share is sized for the t − c honest clients).
+    pub fn calibrate(k: usize, survivors: Survivors, allowance: &Guarantee) -> Result<Self> {
+        let (eps, delta) =
+            match allowance.as_approx() {
+                Some((eps, delta)) if delta > 0.0 => (eps, delta),
+                _ => return Err(Error::invalid(
+                    "allowance",
+                    allowance,
+                    "the Skellam noise is calibrated for one (epsilon, delta) bound with delta > 0",
+                )),
+            };
+        let neighbours = allowance.neighbours();
         let sens = VoteSensitivity::top_k(k, neighbours)?;
         let mu = bisect_up(1e-3, 1.0, |mu| Ok(skellam_epsilon(sens, mu, delta)? <= eps))?;
-        let mut plan = Self::with_variance(k, neighbours, min_survivors, colluders, mu)?;
+        let mut plan = Self::with_variance(k, neighbours, survivors, mu)?;
         // `total_variance` rounds down; if that crosses the target, one more grid unit.
         while skellam_epsilon(sens, plan.total_variance(), delta)? > eps {
             plan.share_num += 1;
@@ -256,16 +284,15 @@ impl NoisePlan {
     /// The same per-client shares, accounted against `colluders` colluding survivors (for
     /// example: what a plan sized with c = 0 guarantees if 40 clients collude).
     pub fn against_colluders(&self, colluders: usize) -> Result<Self> {
-        check_roster(self.min_survivors, colluders)?;
         Ok(Self {
-            colluders,
+            survivors: Survivors::new(self.survivors.min_survivors(), colluders)?,
             ..self.clone()
         })
     }
 
     /// Total variance μ of the t − c honest shares (t survivors, c colluders).
     pub fn total_variance(&self) -> f64 {
-        self.variance_of((self.min_survivors - self.colluders) as u64)
+        self.variance_of(self.survivors.honest() as u64)
     }
 
     /// Variance of `shares` shares, rounded down (less noise means a larger ε, so this errs on
@@ -286,12 +313,12 @@ impl NoisePlan {
 
     /// Minimum number of survivors t.
     pub fn min_survivors(&self) -> usize {
-        self.min_survivors
+        self.survivors.min_survivors()
     }
 
     /// Number of colluding survivors c the guarantee holds against (an assumption).
     pub fn colluders(&self) -> usize {
-        self.colluders
+        self.survivors.colluders()
     }
 
     /// The neighbour relation of the guarantee.
@@ -312,17 +339,17 @@ impl NoisePlan {
     /// Variance protecting an honest client when `survivors` clients contributed and c of them
     /// collude: (survivors − c)·μ/(t − c). Meaningful for `survivors` ≥ t.
     pub fn variance_with(&self, survivors: usize) -> f64 {
-        self.variance_of(survivors.saturating_sub(self.colluders) as u64)
+        self.variance_of(survivors.saturating_sub(self.colluders()) as u64)
     }
 
     /// The guarantee of a release to which `survivors` clients contributed, against c
     /// colluders: RDP curve plus its (ε, δ) at `delta`. Refuses (NoRelease) below t survivors.
     pub fn guarantee(&self, survivors: usize, delta: f64) -> Result<(Guarantee, f64)> {
-        if survivors < self.min_survivors {
+        if survivors < self.min_survivors() {
             return Err(Error::NoRelease {
                 reason: format!(
                     "{survivors} survivors, fewer than the {} the noise is sized for",
-                    self.min_survivors
+                    self.min_survivors()
                 ),
             });
         }
@@ -341,6 +368,14 @@ impl NoisePlan {
 mod tests {
     use super::*;
     use statrs::function::gamma::ln_gamma;
+
+    fn survivors(min_survivors: usize, colluders: usize) -> Survivors {
+        Survivors::new(min_survivors, colluders).unwrap()
+    }
+
+    fn replace(eps: f64, delta: f64) -> Guarantee {
+        Guarantee::approx(eps, delta, Neighbours::Replace).unwrap()
+    }
 
     fn rel(a: f64, b: f64) -> f64 {
         (a - b).abs() / b.abs()
@@ -487,7 +522,7 @@ mod tests {
 
     #[test]
     fn calibration_and_dropout_accounting() {
-        let plan = NoisePlan::calibrate(5, Neighbours::Replace, 80, 0, 1.0, 1e-5).unwrap();
+        let plan = NoisePlan::calibrate(5, survivors(80, 0), &replace(1.0, 1e-5)).unwrap();
         let mu = plan.total_variance();
         // Skellam needs slightly more variance than the Gaussian RDP grid σ² = 12.7926².
         assert!(mu > 163.6 && mu < 166.0, "{mu}");
@@ -502,15 +537,15 @@ mod tests {
         ));
         let share = plan.share().unwrap();
         assert!((share.variance() * 80.0 - mu).abs() < 1e-9);
-        assert!(NoisePlan::calibrate(0, Neighbours::Replace, 80, 0, 1.0, 1e-5).is_err());
-        assert!(NoisePlan::calibrate(5, Neighbours::Replace, 1, 0, 1.0, 1e-5).is_err());
+        assert!(NoisePlan::calibrate(0, survivors(80, 0), &replace(1.0, 1e-5)).is_err());
+        assert!(Survivors::new(1, 0).is_err());
     }
 
     #[test]
     fn collusion_is_accounted_and_calibrated() {
         // Issue 13, finding 8: t = 80, 100 survivors, k = 5, δ = 1e-5, target ε = 1.
         let d = 1e-5;
-        let honest = NoisePlan::calibrate(5, Neighbours::Replace, 80, 0, 1.0, d).unwrap();
+        let honest = NoisePlan::calibrate(5, survivors(80, 0), &replace(1.0, d)).unwrap();
         assert_eq!(honest.colluders(), 0);
         let (_, claimed) = honest.guarantee(100, d).unwrap();
         assert!((claimed - 0.885).abs() < 5e-4, "{claimed}");
@@ -522,7 +557,7 @@ mod tests {
         assert!((exposed.variance_with(100) - 0.75 * honest.total_variance()).abs() < 1e-9);
         // Sized for 40 colluders: each share is μ/40, twice as large, and any 80 survivors of
         // whom 40 collude keep the target; more survivors only help.
-        let sized = NoisePlan::calibrate(5, Neighbours::Replace, 80, 40, 1.0, d).unwrap();
+        let sized = NoisePlan::calibrate(5, survivors(80, 40), &replace(1.0, d)).unwrap();
         assert!((sized.share_variance() - 2.0 * honest.share_variance()).abs() < 1e-3);
         let (_, at_t) = sized.guarantee(80, d).unwrap();
         assert!(at_t <= 1.0 && at_t > 0.999, "{at_t}");
@@ -538,7 +573,7 @@ mod tests {
         // c must leave an honest survivor.
         for c in [80, 81] {
             assert!(matches!(
-                NoisePlan::calibrate(5, Neighbours::Replace, 80, c, 1.0, d),
+                Survivors::new(80, c),
                 Err(Error::InvalidParameter {
                     name: "colluders",
                     ..
@@ -546,6 +581,6 @@ mod tests {
             ));
             assert!(honest.against_colluders(c).is_err());
         }
-        assert!(NoisePlan::with_variance(5, Neighbours::Replace, 80, 79, 10.0).is_ok());
+        assert!(NoisePlan::with_variance(5, Neighbours::Replace, survivors(80, 79), 10.0).is_ok());
     }
 }

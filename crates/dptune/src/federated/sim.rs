@@ -34,14 +34,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::accounting::NoisePlan;
+use super::accounting::{NoisePlan, Survivors};
 use super::secagg::local::{DropAt, Timing};
 use super::secagg::SecAggParams;
 use super::sim_data::{load, SimDataset, Table};
 use super::vote::VoteRound;
 use crate::error::{check_delta, check_positive, Error, Result};
 use crate::noise::{SecureRng, Streams};
-use crate::privacy::Neighbours;
+use crate::privacy::{Guarantee, Neighbours};
 
 /// The paper's learning rates.
 pub const LEARNING_RATES: [f64; 10] =
@@ -432,11 +432,8 @@ impl SimConfig {
         self.check()?;
         let plan = NoisePlan::calibrate(
             self.k,
-            Neighbours::Replace,
-            self.min_survivors,
-            self.colluders,
-            self.epsilon,
-            self.delta,
+            Survivors::new(self.min_survivors, self.colluders)?,
+            &Guarantee::approx(self.epsilon, self.delta, Neighbours::Replace)?,
         )?;
         let table = load(self.dataset)?;
         let grid = paper_grid();
@@ -486,17 +483,11 @@ impl SimConfig {
                 })
                 .collect();
             // Dropouts at a uniformly chosen stage.
-            let stages = [
-                DropAt::Keys,
-                DropAt::Shares,
-                DropAt::Masked,
-                DropAt::Attest,
-                DropAt::Unmask,
-            ];
             let drops: Vec<Option<DropAt>> = (0..self.clients)
                 .map(|_| {
-                    (rng.unit_f64() < self.dropout_rate)
-                        .then(|| stages[rng.below_u64(stages.len() as u64) as usize])
+                    (rng.unit_f64() < self.dropout_rate).then(|| {
+                        DropAt::STAGES[rng.below_u64(DropAt::STAGES.len() as u64) as usize]
+                    })
                 })
                 .collect();
             let round = VoteRound {

@@ -241,6 +241,7 @@ impl VoteRound {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::federated::accounting::Survivors;
     use crate::privacy::Neighbours;
 
     #[test]
@@ -292,7 +293,12 @@ mod tests {
         VoteRound {
             candidates,
             k: 2,
-            plan: NoisePlan::calibrate(2, Neighbours::Replace, t, 0, 1.0, 1e-5).unwrap(),
+            plan: NoisePlan::calibrate(
+                2,
+                Survivors::new(t, 0).unwrap(),
+                &Guarantee::approx(1.0, 1e-5, Neighbours::Replace).unwrap(),
+            )
+            .unwrap(),
             delta: 1e-5,
             release_counts: true,
             sparse: None,

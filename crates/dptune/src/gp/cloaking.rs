@@ -335,6 +335,24 @@ pub(crate) fn approx_allowance(allowance: &Guarantee) -> Result<(f64, f64)> {
     }
 }
 
+/// What a private GP prediction is computed from: the public training inputs `x`, the private
+/// outputs `y` (clipped into the public `range`), the public `kernel` and the public test inputs
+/// `x_star`. Both mechanisms ([`cloaked_predictions`], [`hall_predictions`]) take this one
+/// value, so they read and check the same data the same way and differ only in their noise.
+#[derive(Debug, Clone, Copy)]
+pub struct PredictionInputs<'a> {
+    /// Training inputs, one row per record (public).
+    pub x: &'a DMatrix<f64>,
+    /// Training outputs, one per row of `x` (private; clipped into `range`).
+    pub y: &'a [f64],
+    /// The declared public output range that bounds the sensitivity.
+    pub range: OutputRange,
+    /// The public kernel.
+    pub kernel: Kernel,
+    /// The test inputs to predict at, one row each (public).
+    pub x_star: &'a DMatrix<f64>,
+}
+
 /// The data-side preparation shared by cloaking and Hall: the charge, the clipped outputs, the
 /// fitted GP and the prediction matrix C at the test inputs.
 struct Prepared {
@@ -346,24 +364,16 @@ struct Prepared {
 }
 
 impl Prepared {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        x: &DMatrix<f64>,
-        y: &[f64],
-        range: OutputRange,
-        kernel: Kernel,
-        x_star: &DMatrix<f64>,
-        allowance: &Guarantee,
-    ) -> Result<Self> {
+    fn new(inputs: &PredictionInputs<'_>, allowance: &Guarantee) -> Result<Self> {
         approx_allowance(allowance)?;
         let spent = allowance.clone();
-        check_inputs("x_star", x_star, Some(x.ncols()))?;
-        let clipped = range.clip(y)?;
-        let gp = GpRegression::fit(x, &clipped.centred, kernel)?;
-        let c = gp.prediction_matrix(x_star)?;
+        check_inputs("x_star", inputs.x_star, Some(inputs.x.ncols()))?;
+        let clipped = inputs.range.clip(inputs.y)?;
+        let gp = GpRegression::fit(inputs.x, &clipped.centred, inputs.kernel)?;
+        let c = gp.prediction_matrix(inputs.x_star)?;
         Ok(Self {
             spent,
-            range,
+            range: inputs.range,
             clipped,
             gp,
             c,
@@ -405,8 +415,8 @@ impl Prepared {
     }
 }
 
-/// Private GP predictions at the public inputs `x_star` by cloaking: (ε, δ)-DP with respect to
-/// replacing one training output (inputs public, outputs clipped into `range`).
+/// Private GP predictions at the public test inputs `inputs.x_star` by cloaking: (ε, δ)-DP with
+/// respect to replacing one training output (inputs public, outputs clipped into `inputs.range`).
 ///
 /// Smith et al., AISTATS 2018 (arXiv 1606.00720), with the improvements of DPGP.md §5.2: M from
 /// the MVEE problem, verified after optimisation ([`CloakingCovariance`]); the multiplier by the
@@ -416,20 +426,15 @@ impl Prepared {
 /// grid with the rounding charged. Preconditions: the `allowance` is one (ε, δ) bound under
 /// replace_one ([`approx_allowance`]) with ε ∈ (0, 30], δ ∈ (0, 1); kernel with σ_n² > 0. The
 /// release spends exactly the allowance.
-#[allow(clippy::too_many_arguments)]
 pub fn cloaked_predictions(
-    x: &DMatrix<f64>,
-    y: &[f64],
-    range: OutputRange,
-    kernel: Kernel,
-    x_star: &DMatrix<f64>,
+    inputs: &PredictionInputs<'_>,
     allowance: &Guarantee,
     cfg: &MveeConfig,
     rng: &mut SecureRng,
 ) -> Result<Release<DpPredictions>> {
-    let prep = Prepared::new(x, y, range, kernel, x_star, allowance)?;
+    let prep = Prepared::new(inputs, allowance)?;
     let cov = CloakingCovariance::optimise(&prep.c, cfg)?;
-    let sens = mul_up(range.width(), max_col_norm_up(&cov.w));
+    let sens = mul_up(inputs.range.width(), max_col_norm_up(&cov.w));
     let m_diag: Vec<f64> = cov.m.diagonal().iter().cloned().collect();
     prep.release(&cov.w, &cov.l, &m_diag, sens, rng)
 }
@@ -472,20 +477,16 @@ pub(crate) fn hall_sensitivity(gp: &GpRegression, d: f64, bound: HallBound) -> f
 /// only adds independent noise); after whitening by chol(K** + jitter) its L2 sensitivity is at most
 /// the RKHS sensitivity. Calibrated with the analytic Gaussian and released on the same grid as
 /// cloaking. Preconditions as [`cloaked_predictions`].
-#[allow(clippy::too_many_arguments)]
 pub fn hall_predictions(
-    x: &DMatrix<f64>,
-    y: &[f64],
-    range: OutputRange,
-    kernel: Kernel,
-    x_star: &DMatrix<f64>,
+    inputs: &PredictionInputs<'_>,
     allowance: &Guarantee,
     bound: HallBound,
     rng: &mut SecureRng,
 ) -> Result<Release<DpPredictions>> {
-    let prep = Prepared::new(x, y, range, kernel, x_star, allowance)?;
-    let d = range.width();
-    let mut m = kernel.matrix(x_star, x_star);
+    let prep = Prepared::new(inputs, allowance)?;
+    let d = inputs.range.width();
+    let kernel = inputs.kernel;
+    let mut m = kernel.matrix(inputs.x_star, inputs.x_star);
     for i in 0..m.nrows() {
         m[(i, i)] += 1e-8 * kernel.signal_var();
     }
@@ -532,13 +533,14 @@ mod tests {
 
     #[test]
     fn the_allowance_must_be_one_replace_one_epsilon_delta_bound() {
-        let (x, y, xs) = toy(20, 5);
+        let data = toy(20, 5);
         let range = OutputRange::new(-5.0, 5.0).unwrap();
         let k = Kernel::new(0.5, 1.0, 0.3).unwrap();
         let cfg = MveeConfig::default();
+        let inputs = toy_inputs(&data, range, k);
         let run = |a: &Guarantee| {
             let mut rng = SecureRng::seeded(4);
-            cloaked_predictions(&x, &y, range, k, &xs, a, &cfg, &mut rng)
+            cloaked_predictions(&inputs, a, &cfg, &mut rng)
         };
         let ok = allowance(1.0, 1e-5);
         assert_eq!(run(&ok).unwrap().spent, ok);
@@ -550,16 +552,7 @@ mod tests {
         ));
         let mut rng = SecureRng::seeded(4);
         assert!(matches!(
-            hall_predictions(
-                &x,
-                &y,
-                range,
-                k,
-                &xs,
-                &add_remove,
-                HallBound::Exact,
-                &mut rng
-            ),
+            hall_predictions(&inputs, &add_remove, HallBound::Exact, &mut rng),
             Err(Error::NeighboursMismatch { .. })
         ));
         for other in [
@@ -573,6 +566,22 @@ mod tests {
                 Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, "allowance"),
                 r => panic!("{other}: {r:?}"),
             }
+        }
+    }
+
+    /// `toy` data as the mechanisms' inputs.
+    fn toy_inputs(
+        data: &(DMatrix<f64>, Vec<f64>, DMatrix<f64>),
+        range: OutputRange,
+        kernel: Kernel,
+    ) -> PredictionInputs<'_> {
+        let (x, y, x_star) = data;
+        PredictionInputs {
+            x,
+            y,
+            range,
+            kernel,
+            x_star,
         }
     }
 
@@ -666,18 +675,15 @@ mod tests {
 
     #[test]
     fn noise_vanishes_in_the_long_lengthscale_limit() {
-        let (x, y, xs) = toy(40, 10);
+        let data = toy(40, 10);
         let range = OutputRange::new(-5.0, 5.0).unwrap();
         let mut sds = vec![];
         for l in [0.3, 3.0, 300.0] {
             let mut rng = SecureRng::seeded(1);
             let k = Kernel::new(l, 1.0, 0.3).unwrap();
+            let inputs = toy_inputs(&data, range, k);
             let r = cloaked_predictions(
-                &x,
-                &y,
-                range,
-                k,
-                &xs,
+                &inputs,
                 &allowance(1.0, 1e-5),
                 &MveeConfig::default(),
                 &mut rng,
@@ -690,13 +696,14 @@ mod tests {
 
     #[test]
     fn cloaking_beats_hall_and_reports_its_guarantee() {
-        let (x, y, xs) = toy(60, 12);
+        let data = toy(60, 12);
         let range = OutputRange::new(-5.0, 5.0).unwrap();
         let k = Kernel::new(0.5, 1.0, 0.3).unwrap();
         let mut rng = SecureRng::seeded(2);
         let cfg = MveeConfig::default();
         let a = allowance(1.0, 1e-5);
-        let cl = cloaked_predictions(&x, &y, range, k, &xs, &a, &cfg, &mut rng).unwrap();
+        let inputs = toy_inputs(&data, range, k);
+        let cl = cloaked_predictions(&inputs, &a, &cfg, &mut rng).unwrap();
         assert_eq!(cl.spent.epsilon(1e-5).unwrap(), 1.0);
         assert!(cl.value.sensitivity <= 10.0 * (1.0 + 1e-6));
         let c_classic = cl.value.classic_sigma.unwrap();
@@ -705,7 +712,7 @@ mod tests {
             "analytic must beat c(δ) at ε = 1"
         );
         for b in [HallBound::Exact, HallBound::Published] {
-            let h = hall_predictions(&x, &y, range, k, &xs, &a, b, &mut rng).unwrap();
+            let h = hall_predictions(&inputs, &a, b, &mut rng).unwrap();
             let mean_h: f64 = h.value.noise_sd.iter().sum::<f64>();
             let mean_c: f64 = cl.value.noise_sd.iter().sum::<f64>();
             assert!(mean_h > mean_c, "{b:?}: hall {mean_h} vs cloaking {mean_c}");

@@ -30,7 +30,7 @@ mod select;
 
 pub use cloaking::{
     classic_c_delta, cloaked_predictions, hall_predictions, CloakingCovariance, DpPredictions,
-    HallBound, MveeConfig,
+    HallBound, MveeConfig, PredictionInputs,
 };
 pub use data::{load_gp_data, read_gp_data, GpData};
 pub use plot::{GpPlot, NotPrivate};

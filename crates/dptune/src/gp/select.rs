@@ -10,7 +10,9 @@ use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::cloaking::{cloaked_predictions, mvee_weights, DpPredictions, MveeConfig};
+use super::cloaking::{
+    cloaked_predictions, mvee_weights, DpPredictions, MveeConfig, PredictionInputs,
+};
 use super::linalg::{bounded_matvec, chol_inv, spd_inverse, try_sq_dists};
 use super::regression::{check_inputs, Kernel, OutputRange};
 use crate::error::{check_positive, Error, Result};
@@ -550,12 +552,15 @@ pub fn private_gp(
     check_inputs("x_star", x_star, Some(x.ncols()))?;
     let sel = select_lengthscale(x, y, range, cfg, rng)?;
     let kernel = cfg.kernel(sel.value.lengthscale)?;
-    let pred = cloaked_predictions(
+    let inputs = PredictionInputs {
         x,
         y,
         range,
         kernel,
         x_star,
+    };
+    let pred = cloaked_predictions(
+        &inputs,
         &Guarantee::approx(cfg.eps_predict, cfg.delta, Neighbours::Replace)?,
         &cfg.mvee,
         rng,

@@ -123,6 +123,10 @@ pub struct DpSgd {
     pub architecture: Architecture,
     /// The public number of records the schedule is planned for (see the type's doc).
     pub records: f64,
+    /// How many of the last iterates the released model averages, from the steps and the
+    /// steps per epoch: [`tail_steps`] (the tests swap in a tail of 1, the last iterate, as
+    /// the deliberately worse variant their check must reject).
+    tail: fn(u64, u64) -> u64,
 }
 
 /// The schedule of a DP-SGD run: sampling rate, steps and noise multiplier.
@@ -270,6 +274,7 @@ impl DpSgd {
         Self {
             architecture: Architecture::Linear,
             records,
+            tail: tail_steps,
         }
     }
 
@@ -278,6 +283,7 @@ impl DpSgd {
         Self {
             architecture: Architecture::Mlp { hidden },
             records,
+            tail: tail_steps,
         }
     }
 
@@ -390,23 +396,9 @@ impl DpSgd {
     }
 
     /// Trains like [`Learner::fit`], calling `on_epoch(epoch)` after each epoch's worth of
-    /// steps (for progress displays; epochs are a public hyperparameter).
-    pub fn fit_with_progress(
-        &self,
-        config: &Config,
-        data: &Dataset,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-        on_epoch: &dyn Fn(u64),
-    ) -> Result<Release<Model>> {
-        Ok(self
-            .fit_scheduled(config, data, allowance, rng, on_epoch)?
-            .0)
-    }
-
-    /// [`DpSgd::fit_with_progress`], also returning the schedule it ran ([`DpSgd::plan`]: a
-    /// function of the configuration, the planned `records`, the model's size and the
-    /// allowance, never of the data).
+    /// steps (for progress displays; epochs are a public hyperparameter), and also returns the
+    /// schedule it ran ([`DpSgd::plan`]: a function of the configuration, the planned
+    /// `records`, the model's size and the allowance, never of the data).
     pub fn fit_scheduled(
         &self,
         config: &Config,
@@ -414,21 +406,6 @@ impl DpSgd {
         allowance: &Guarantee,
         rng: &mut SecureRng,
         on_epoch: &dyn Fn(u64),
-    ) -> Result<(Release<Model>, Schedule)> {
-        self.fit_averaging(config, data, allowance, rng, on_epoch, tail_steps)
-    }
-
-    /// The training loop, releasing the average of the last `tail(steps, steps_per_epoch)`
-    /// iterates ([`tail_steps`]; the tests pass a tail of 1, the last iterate, as the
-    /// deliberately worse variant their check must reject).
-    fn fit_averaging(
-        &self,
-        config: &Config,
-        data: &Dataset,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-        on_epoch: &dyn Fn(u64),
-        tail: fn(u64, u64) -> u64,
     ) -> Result<(Release<Model>, Schedule)> {
         let mut model = self.init(data)?;
         let p = model.params.len();
@@ -444,7 +421,8 @@ impl DpSgd {
         let mut sum = clipped_sum(&noise, h.clip, p)?;
         let mut g = try_filled(p, 0.0, "parameters", p)?;
         let mut s = Scratch::default();
-        let mut average = TailAverage::new(p, sched.steps, tail(sched.steps, steps_per_epoch))?;
+        let tail = (self.tail)(sched.steps, steps_per_epoch);
+        let mut average = TailAverage::new(p, sched.steps, tail)?;
         for step in 0..sched.steps {
             sum.clear();
             let mut add = |i: usize| -> Result<()> {
@@ -492,7 +470,7 @@ impl Learner for DpSgd {
         allowance: &Guarantee,
         rng: &mut SecureRng,
     ) -> Result<Release<Model>> {
-        self.fit_with_progress(config, data, allowance, rng, &|_| {})
+        Ok(self.fit_scheduled(config, data, allowance, rng, &|_| {})?.0)
     }
 }
 
@@ -615,12 +593,15 @@ mod tests {
         (1..=4)
             .map(|seed| {
                 let mut rng = SecureRng::seeded(seed);
-                DpSgd::linear(16_250.0)
-                    .fit_averaging(&config, &data, &allowance, &mut rng, &|_| {}, tail)
-                    .unwrap()
-                    .0
-                    .value
-                    .accuracy(&test)
+                DpSgd {
+                    tail,
+                    ..DpSgd::linear(16_250.0)
+                }
+                .fit_scheduled(&config, &data, &allowance, &mut rng, &|_| {})
+                .unwrap()
+                .0
+                .value
+                .accuracy(&test)
             })
             .collect()
     }

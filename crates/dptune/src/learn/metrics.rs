@@ -10,17 +10,11 @@ use crate::tune::baseline::ExactScorer;
 use crate::tune::cost::fits;
 use crate::tune::{Learner, Scorer};
 
-use super::largest_fitting;
 use super::model::{Model, Scratch};
+use super::rho_within;
 
 /// Denominator of the rational noise parameters (2^32).
 const DEN: u64 = 1 << 32;
-
-/// The largest ρ whose ρ-zCDP fits `allowance` (None if none in [1e-12, 1e6]).
-fn rho_within(allowance: &Guarantee) -> Result<Option<f64>> {
-    let n = allowance.neighbours();
-    largest_fitting(allowance, |r| Guarantee::zcdp(r, n), 1e-12, 1e6)
-}
 
 fn refused(allowance: &Guarantee, what: &str) -> Error {
     Error::BudgetExceeded {

@@ -31,14 +31,26 @@ mod testdata;
 pub use dpsgd::{Architecture, DpSgd, Schedule, DPSGD_RULES};
 pub use metrics::{ExactAccuracy, ExactNegRmse, NoisyAccuracy, NoisyClippedLoss};
 pub use model::{Link, Model, Scratch};
-pub use objpert::{ObjectivePerturbation, OutputPerturbation, NEWTON_STEPS, OBJPERT_RULES};
-pub use ridge::{RidgeSsp, RIDGE_RULES};
+pub use objpert::{ObjectivePerturbation, OutputPerturbation, NEWTON_STEPS};
+pub use ridge::RidgeSsp;
 
 use crate::error::{Error, Result};
 use crate::privacy::Guarantee;
 use crate::tune::cost::fits;
 use crate::tune::space::Rule;
 use crate::tune::Config;
+
+/// The hyperparameter of the regularised learners ([`OutputPerturbation`], [`RidgeSsp`]) and the
+/// values it accepts (λ = `regularization` > 0): one rule, shared, so that both learners and
+/// every search space checked against them agree on its name and range.
+pub const REGULARIZATION_RULES: [Rule; 1] = [Rule::positive("regularization", f64::MAX)];
+
+/// λ from `config` by [`REGULARIZATION_RULES`], refusing any other hyperparameter name: how
+/// both regularised learners read their configuration.
+pub(crate) fn regularization(config: &Config) -> Result<f64> {
+    check_names(config, &REGULARIZATION_RULES)?;
+    REGULARIZATION_RULES[0].real(config)
+}
 
 /// Refuses a configuration with a hyperparameter the learner has no rule for (the values are
 /// checked as they are read, by their rules).
@@ -69,4 +81,11 @@ pub(crate) fn largest_fitting(
     high: f64,
 ) -> Result<Option<f64>> {
     crate::tune::cost::largest_fitting(low, high, 1e-6, |t| fits(allowance, &family(t)?))
+}
+
+/// The largest ρ in [1e-12, 1e6] whose ρ-zCDP (in the allowance's neighbour relation) fits
+/// `allowance`, or `None`: the budget of every Gaussian release the learners and scorers make.
+pub(crate) fn rho_within(allowance: &Guarantee) -> Result<Option<f64>> {
+    let n = allowance.neighbours();
+    largest_fitting(allowance, |r| Guarantee::zcdp(r, n), 1e-12, 1e6)
 }

@@ -9,16 +9,11 @@ use crate::error::{Error, Result};
 use crate::noise::{GridGaussian, GridLaplace, SecureRng};
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
 use crate::tune::cost::fits;
-use crate::tune::space::Rule;
 use crate::tune::{Config, Learner};
 
 use super::certified::Problem;
 use super::model::Model;
-use super::{check_names, largest_fitting};
-
-/// The hyperparameter [`OutputPerturbation`] reads and the values it accepts (λ > 0; one rule for
-/// search spaces before data are read and for each configuration at run time).
-pub const OBJPERT_RULES: [Rule; 1] = [Rule::positive("regularization", f64::MAX)];
+use super::{regularization, rho_within};
 
 /// Newton steps before the solver's certificate (a public constant; see
 /// [`OutputPerturbation`]).
@@ -149,8 +144,7 @@ impl Noise {
             let m = vector_laplace(l2, *eps, d)?;
             return Ok((Noise::Laplace(m), Guarantee::pure(*eps, nb)?));
         }
-        let rho = largest_fitting(allowance, |r| Guarantee::zcdp(r, nb), 1e-12, 1e6)?
-            .ok_or_else(refused)?;
+        let rho = rho_within(allowance)?.ok_or_else(refused)?;
         let m = GridGaussian::within_rho(l2, rho, d)?;
         let spent = Guarantee::zcdp(m.rho(), nb)?;
         if !fits(allowance, &spent)? {
@@ -198,8 +192,7 @@ impl Learner for OutputPerturbation {
         allowance: &Guarantee,
         rng: &mut SecureRng,
     ) -> Result<Release<Model>> {
-        check_names(config, &OBJPERT_RULES)?;
-        let lambda = OBJPERT_RULES[0].real(config)?;
+        let lambda = regularization(config)?;
         if data.task().classes() != 2 {
             return Err(Error::invalid(
                 "learner",
@@ -287,7 +280,7 @@ mod tests {
         let task = crate::data::Task::Classification {
             classes: vec!["no".into(), "yes".into()],
         };
-        let data = Dataset::new(vec![0.5], vec![1.0], 1, 1.0, task, vec!["a".into()]).unwrap();
+        let data = Dataset::new(vec![0.5], vec![1.0], 1.0, task, vec!["a".into()]).unwrap();
         let e = ObjectivePerturbation
             .size(&data, Neighbours::AddRemove)
             .unwrap_err();

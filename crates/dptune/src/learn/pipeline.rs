@@ -361,41 +361,6 @@ impl Plan {
     }
 }
 
-/// The tuner's scorer: noisy correct count for classifiers, noisy clipped squared error (cap
-/// (high − low)²/4) for regression.
-struct AutoScorer {
-    cap: f64,
-}
-
-impl<L: Learner<Data = Dataset, Model = Model>> Scorer<L> for AutoScorer {
-    fn score(
-        &self,
-        model: &Model,
-        data: &Dataset,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<crate::privacy::Release<f64>> {
-        if model.target.is_some() {
-            <NoisyClippedLoss as Scorer<L>>::score(
-                &NoisyClippedLoss { cap: self.cap },
-                model,
-                data,
-                allowance,
-                rng,
-            )
-        } else {
-            <NoisyAccuracy as Scorer<L>>::score(&NoisyAccuracy, model, data, allowance, rng)
-        }
-    }
-}
-
-fn loss_cap(task: &Task) -> f64 {
-    match task {
-        Task::Regression { low, high } => (high - low).powi(2) / 4.0,
-        Task::Classification { .. } => 10.0,
-    }
-}
-
 /// A final fit's release and, for DP-SGD, the noise multiplier it ran with.
 type Fitted = (Release<Model>, Option<f64>);
 
@@ -454,8 +419,13 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     let expected = size.records().map(|r| plan.expected_parts(r));
     let per_run = plan.per_run(&budget.tuning, expected.map(|e| e.0))?;
     let tuner = Tuner::new(plan.method, &plan.space, per_run.clone())?;
-    let scorer = AutoScorer {
-        cap: loss_cap(data.task()),
+    // The tuner's scorer, by the data's declared (public) task: the noisy correct count for
+    // classifiers, the noisy clipped squared error (cap (high − low)²/4) for regression.
+    let scorer: &dyn Scorer<L> = match *data.task() {
+        Task::Regression { low, high } => &NoisyClippedLoss {
+            cap: (high - low).powi(2) / 4.0,
+        },
+        Task::Classification { .. } => &NoisyAccuracy,
     };
     let learner = make(expected.map(|e| e.0))?;
     let mut final_noise_multiplier = None;
@@ -467,7 +437,7 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     let Some(tuned) = split_tune_final(
         &tuner,
         &learner,
-        &scorer,
+        scorer,
         fit,
         data,
         &budget.parts,

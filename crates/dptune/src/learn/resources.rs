@@ -115,15 +115,7 @@ mod tests {
             classes: vec!["no".into(), "yes".into()],
         };
         let names = (0..dim).map(|j| format!("f{j}")).collect();
-        Dataset::new(
-            vec![0.0; rows * dim],
-            vec![0.0; rows],
-            dim,
-            1.0,
-            task,
-            names,
-        )
-        .unwrap()
+        Dataset::new(vec![0.0; rows * dim], vec![0.0; rows], 1.0, task, names).unwrap()
     }
 
     #[test]

@@ -9,15 +9,10 @@ use crate::noise::{GridGaussian, SecureRng};
 use crate::numeric::GridSum;
 use crate::privacy::{Bound, Guarantee, Release};
 use crate::tune::cost::fits;
-use crate::tune::space::Rule;
 use crate::tune::{Config, Learner};
 
 use super::model::Model;
-use super::{check_names, largest_fitting};
-
-/// The hyperparameter [`RidgeSsp`] reads and the values it accepts (λ > 0; one rule for search
-/// spaces before data are read and for each configuration at run time).
-pub const RIDGE_RULES: [Rule; 1] = [Rule::positive("regularization", f64::MAX)];
+use super::{regularization, rho_within};
 
 /// Ridge regression by **sufficient-statistics perturbation** (Vu & Slavkovic 2009; Wang,
 /// "Revisiting differentially private linear regression", NeurIPS 2018, arXiv 1803.02596,
@@ -55,8 +50,7 @@ impl Learner for RidgeSsp {
         allowance: &Guarantee,
         rng: &mut SecureRng,
     ) -> Result<Release<Model>> {
-        check_names(config, &RIDGE_RULES)?;
-        let lambda = RIDGE_RULES[0].real(config)?;
+        let lambda = regularization(config)?;
         let Task::Regression { low, high } = *data.task() else {
             return Err(Error::invalid(
                 "learner",
@@ -76,13 +70,11 @@ impl Learner for RidgeSsp {
             crate::privacy::Neighbours::AddRemove => 2f64.sqrt().next_up(),
             crate::privacy::Neighbours::Replace => (2.0 * 2f64.sqrt()).next_up(),
         };
-        let rho = largest_fitting(allowance, |r| Guarantee::zcdp(r, nb), 1e-12, 1e6)?.ok_or_else(
-            || Error::BudgetExceeded {
-                allowance: allowance.to_string(),
-                spent: "nothing".into(),
-                requested: "ridge sufficient statistics".into(),
-            },
-        )?;
+        let rho = rho_within(allowance)?.ok_or_else(|| Error::BudgetExceeded {
+            allowance: allowance.to_string(),
+            spent: "nothing".into(),
+            requested: "ridge sufficient statistics".into(),
+        })?;
         let dim = data.dim();
         let d = dim + 1;
         let m = d * (d + 1) / 2;

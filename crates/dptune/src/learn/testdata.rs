@@ -19,7 +19,6 @@ pub(crate) fn toy(n: usize, flip: f64, seed: u64) -> Dataset {
     Dataset::new(
         x,
         y,
-        2,
         2f64.sqrt().next_up(),
         task,
         vec!["a".into(), "b".into()],

@@ -67,12 +67,12 @@ pub enum RunResult<M> {
 }
 
 /// A learner and a scorer run on the two sides of a split under one per-run allowance.
-pub struct PrivateCandidate<'a, L: Learner, S: Scorer<L>> {
+pub struct PrivateCandidate<'a, L: Learner, S: Scorer<L> + ?Sized> {
     learner: &'a L,
     scorer: &'a S,
 }
 
-impl<'a, L: Learner, S: Scorer<L>> PrivateCandidate<'a, L, S> {
+impl<'a, L: Learner, S: Scorer<L> + ?Sized> PrivateCandidate<'a, L, S> {
     /// Combines a learner and a scorer.
     pub fn new(learner: &'a L, scorer: &'a S) -> Self {
         Self { learner, scorer }

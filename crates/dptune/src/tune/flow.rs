@@ -55,7 +55,7 @@ pub fn split_tune_final<L, S, M>(
 ) -> Result<Option<Tuned<M>>>
 where
     L: Learner,
-    S: Scorer<L>,
+    S: Scorer<L> + ?Sized,
 {
     // The whole tuning is checked against its part's allowance before any candidate runs.
     Ledger::new(allowance.clone())?.charge(&tuner.cost(options)?)?;

@@ -142,7 +142,7 @@ impl<'a> Tuner<'a> {
     /// Runs the tuning on `data` (trained on `split.first`, scored on `split.second`) and
     /// releases the best candidate, or `None` (⊥) where the method can end without one
     /// (Poisson K = 0; no score reached the threshold), together with the whole cost.
-    pub fn run<L: Learner, S: Scorer<L>>(
+    pub fn run<L: Learner, S: Scorer<L> + ?Sized>(
         &self,
         learner: &L,
         scorer: &S,

@@ -28,7 +28,6 @@ pub fn toy(n: usize) -> Dataset {
     Dataset::new(
         x,
         y,
-        2,
         2f64.sqrt().next_up(),
         Task::Classification {
             classes: vec!["no".into(), "yes".into()],

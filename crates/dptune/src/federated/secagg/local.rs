@@ -25,6 +25,18 @@ pub enum DropAt {
     Unmask,
 }
 
+impl DropAt {
+    /// Every stage, in the order the protocol runs them: the one list the driver walks and
+    /// the simulation and tests draw dropouts from, so a new stage cannot be missed by one.
+    pub const STAGES: [DropAt; 5] = [
+        DropAt::Keys,
+        DropAt::Shares,
+        DropAt::Masked,
+        DropAt::Attest,
+        DropAt::Unmask,
+    ];
+}
+
 /// Compute time of one round: summed over all clients, and the server's.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Timing {
@@ -72,13 +84,7 @@ pub fn run_round(
 
     // Each stage: the clients still alive answer the server's message (or advertise keys).
     let mut inbox: Vec<Option<Vec<u8>>> = vec![None; n];
-    for stage in [
-        DropAt::Keys,
-        DropAt::Shares,
-        DropAt::Masked,
-        DropAt::Attest,
-        DropAt::Unmask,
-    ] {
+    for stage in DropAt::STAGES {
         let replies: Vec<(Option<Vec<u8>>, Duration)> = clients
             .par_iter_mut()
             .zip(inbox.par_iter())

@@ -37,13 +37,6 @@ fn no_dropout_sum_is_exact() {
 fn up_to_n_minus_t_dropouts_at_any_stage_give_the_exact_sum() {
     // n = 7, t = 4: every pattern of up to 3 dropouts spread over the five stages.
     let (n, t, dim) = (7usize, 4usize, 5usize);
-    let stages = [
-        DropAt::Keys,
-        DropAt::Shares,
-        DropAt::Masked,
-        DropAt::Attest,
-        DropAt::Unmask,
-    ];
     let mut rng = SecureRng::seeded(2);
     let p = SecAggParams::complete(2, n, dim, t).unwrap();
     let x = inputs(n, dim, &mut rng);
@@ -54,7 +47,7 @@ fn up_to_n_minus_t_dropouts_at_any_stage_give_the_exact_sum() {
         for who in [1, 3, 5] {
             drops[who] = match code % 6 {
                 0 => None,
-                s => Some(stages[s - 1]),
+                s => Some(DropAt::STAGES[s - 1]),
             };
             code /= 6;
         }
@@ -78,13 +71,7 @@ fn more_than_n_minus_t_dropouts_fail_cleanly() {
     let mut rng = SecureRng::seeded(3);
     let p = SecAggParams::complete(3, n, 3, t).unwrap();
     let x = inputs(n, 3, &mut rng);
-    for stage in [
-        DropAt::Keys,
-        DropAt::Shares,
-        DropAt::Masked,
-        DropAt::Attest,
-        DropAt::Unmask,
-    ] {
+    for stage in DropAt::STAGES {
         let mut drops = vec![None; n];
         drops[0] = Some(stage);
         drops[2] = Some(stage);

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::data::Task;
 use crate::error::{Error, Result};
-use crate::learn::{DpSgd, DPSGD_RULES, OBJPERT_RULES, RIDGE_RULES};
+use crate::learn::{DpSgd, DPSGD_RULES, REGULARIZATION_RULES};
 use crate::privacy::Neighbours;
 use crate::tune::space::Rule;
 use crate::tune::{Domain, SearchSpace, Value};
@@ -68,8 +68,7 @@ impl LearnerKind {
     pub fn rules(&self) -> &'static [Rule] {
         match self {
             LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. } => &DPSGD_RULES,
-            LearnerKind::ObjectivePerturbation => &OBJPERT_RULES,
-            LearnerKind::Ridge => &RIDGE_RULES,
+            LearnerKind::ObjectivePerturbation | LearnerKind::Ridge => &REGULARIZATION_RULES,
         }
     }
 

@@ -158,10 +158,10 @@ pub fn describe_method(method: &Method) -> String {
                 Repeats::Poisson { .. } => {
                     format!("Papernot-Steinke (Poisson repeats, mean {mean})")
                 }
-                Repeats::TruncatedNegativeBinomial { eta, .. } if eta == 0.0 => {
+                Repeats::TruncatedNegativeBinomial { eta: 0.0, .. } => {
                     format!("Papernot-Steinke (logarithmic repeats, mean {mean})")
                 }
-                Repeats::TruncatedNegativeBinomial { eta, .. } if eta == 1.0 => {
+                Repeats::TruncatedNegativeBinomial { eta: 1.0, .. } => {
                     format!("Liu-Talwar (geometric repeats, mean {mean})")
                 }
                 Repeats::TruncatedNegativeBinomial { eta, .. } => format!(
