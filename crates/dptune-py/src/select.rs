@@ -306,5 +306,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(selection_cost, m)?)?;
     m.add_function(wrap_pyfunction!(_release_violations, m)?)?;
     m.add_function(wrap_pyfunction!(top_k, m)?)?;
+    m.add("MECHANISMS", Mechanism::single_index_names())?;
     Ok(())
 }

@@ -352,3 +352,16 @@ def test_nan_scores_are_a_data_error():
         dptune.select(bad, 1.0)
     with pytest.raises(dptune.DataError, match="`scores`"):
         dptune.top_k(bad, 1.0, 2)
+
+
+def test_mechanisms_come_from_the_library_and_match_the_literal_type():
+    """``dptune.MECHANISMS`` is the library's list of single-index mechanisms, and the
+    ``dptune.types.Mechanism`` literal that type checkers see names exactly those."""
+    import typing
+
+    import dptune.types
+
+    assert dptune.MECHANISMS == tuple(typing.get_args(dptune.types.Mechanism))
+    for m in dptune.MECHANISMS:
+        dptune.select([0.1, 0.2], 1.0, mechanism=m, delta=1e-6 if m == "gaussian" else None,
+                      seed=1)

@@ -104,14 +104,8 @@ select = _core.select_index
 
 __version__ = "0.1.0"
 
-MECHANISMS = (
-    "exponential",
-    "gumbel",
-    "laplace",
-    "permute-and-flip",
-    "gaussian",
-    "gem",
-)
+#: The mechanisms :func:`select` accepts (the library's list, ``Mechanism::single_index_names``).
+MECHANISMS = tuple(_core.MECHANISMS)
 
 __all__ = [
     "BudgetExceeded",

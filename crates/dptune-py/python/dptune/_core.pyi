@@ -130,6 +130,9 @@ class Repeats:
     @property
     def gamma(self) -> Optional[float]: ...
 
+#: The mechanisms ``select_index`` accepts.
+MECHANISMS: Sequence[str]
+
 def select_index(
     scores: ArrayLike,
     epsilon: float,

@@ -145,6 +145,19 @@ impl Mechanism {
         "sparse-vector",
     ];
 
+    /// The names of the mechanisms that release one index (every name but top-k's and the
+    /// sparse vector technique's): what `dptune.select` in Python accepts, listed there as
+    /// `dptune.MECHANISMS`.
+    pub fn single_index_names() -> Vec<&'static str> {
+        Self::NAMES
+            .into_iter()
+            .filter(|n| {
+                n.parse::<Self>()
+                    .is_ok_and(|m| !matches!(m, Mechanism::TopK | Mechanism::SparseVector))
+            })
+            .collect()
+    }
+
     /// Checks that this is a selection mechanism. The sparse vector technique answers a
     /// different question (the first scores above a threshold, with its own accounting) and is
     /// refused with an error pointing to [`sparse_vector::SparseVector`].
@@ -421,6 +434,21 @@ pub(crate) fn normalise_log_weights(logw: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn single_index_names_are_the_six_selections() {
+        assert_eq!(
+            Mechanism::single_index_names(),
+            [
+                "exponential",
+                "gumbel",
+                "laplace",
+                "permute-and-flip",
+                "gaussian",
+                "gem"
+            ]
+        );
+    }
 
     #[test]
     fn mechanism_names_round_trip_and_svt_is_refused() {
