@@ -43,6 +43,14 @@ impl PyNoisePlan {
     ) -> R<Self> {
         let nb = self::neighbours(neighbours)?;
         let survivors = Survivors::new(min_survivors, colluders).py()?;
+        if delta.is_nan() || delta <= 0.0 {
+            // The library would name its `allowance`; the caller typed `delta`.
+            return Err(invalid(
+                "delta",
+                delta,
+                "the Skellam noise is calibrated for (epsilon, delta) with delta > 0",
+            ));
+        }
         let allowance = Guarantee::approx(epsilon, delta, nb).py()?;
         Ok(Self {
             inner: RsNoisePlan::calibrate(k, survivors, &allowance).py()?,
