@@ -365,3 +365,9 @@ def test_mechanisms_come_from_the_library_and_match_the_literal_type():
     for m in dptune.MECHANISMS:
         dptune.select([0.1, 0.2], 1.0, mechanism=m, delta=1e-6 if m == "gaussian" else None,
                       seed=1)
+
+
+def test_noise_plan_names_delta_when_it_is_not_positive():
+    for delta in (0.0, -1e-6, float("nan")):
+        with pytest.raises(dptune.InvalidParameter, match="`delta`"):
+            dptune.NoisePlan.calibrate(1, 1.0, delta, 3)
