@@ -311,6 +311,7 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     let progress = Progress::new("dptune tune");
     progress.stage("reading data");
     let (name, data, test) = load_data(&a)?;
+    plan.check_data(&data)?;
     a.force.check(&plan.resources(&data))?;
     a.budget.charge("tune", &plan.allowance)?;
     let mut rng = match a.seed {

@@ -87,8 +87,9 @@ pub(crate) fn _tune_learner(
     plan.check().py()?;
     let set = bundled(data).py()?;
     let (train, test) = (set.train(), set.test());
-    crate::budget::charge(budget, store.as_deref(), &plan.allowance, "tune")?;
+    plan.check_data(&train).py()?;
     let mut rng = rng_from(seed)?;
+    crate::budget::charge(budget, store.as_deref(), &plan.allowance, "tune")?;
     let report = py.detach(|| -> dptune::Result<Option<TuneReport>> {
         let Some(outcome) = tune(&plan, &train, &Events::default(), &mut rng)? else {
             return Ok(None);

@@ -83,6 +83,29 @@ def test_bad_arguments_name_the_parameter(kwargs, name):
     assert name in str(e.value)
 
 
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(data="mnist5k", learner="objpert"), "learner"),
+    (dict(learner="ridge"), "learner"),
+    (dict(target=Guarantee.approx(1.0, 0.0)), "delta"),
+    (dict(method=Method.exhaustive(5)), "method"),
+])
+def test_data_independent_refusals_come_before_the_budget_is_charged(tmp_path, kwargs, name):
+    """Each refusal depends on public inputs only (the declared task, the plan), so it comes
+    before the budget is charged: the store still shows nothing spent."""
+    store = tmp_path / "b.sqlite"
+    dptune.budget_create("b", 10.0, 1e-3, "add-remove", store=store)
+    args = {"learner": "dpsgd-logistic", "target": Guarantee.approx(1.0, 1e-5), **kwargs}
+    learner = args.pop("learner")
+    if learner == "objpert":
+        args["target"] = Guarantee.approx(1.0, 1e-5, neighbours="replace_one")
+        dptune.budget_create("r", 10.0, 1e-3, "replace-one", store=store)
+    with pytest.raises(InvalidParameter, match=f"`{name}`"):
+        dptune.tune(learner, seed=1, budget="r" if learner == "objpert" else "b", store=store,
+                    **args)
+    status = dptune.budget_status("r" if learner == "objpert" else "b", store=store)
+    assert status["charges"] == 0, status
+
+
 def test_an_unknown_learner_is_refused_by_name():
     with pytest.raises(InvalidParameter, match="learner.*dpsgd-logistic, dpsgd-mlp"):
         dptune.tune("svm", target=Guarantee.approx(1.0, 1e-5))

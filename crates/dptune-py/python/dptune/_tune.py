@@ -305,8 +305,12 @@ def tune(
 
     ``target`` is then the whole job's (ε, δ) and is required; ``space`` defaults to the
     learner's own; ``method`` must be a :class:`dptune.Method` (default Papernot-Steinke with
-    logarithmic repeats of mean 10); ``cap`` an int; ``seed``, ``budget`` and ``store`` as
-    below. Only these apply to a built-in learner: ``data`` (a bundled dataset name, default
+    logarithmic repeats of mean 10); ``cap`` an int; ``budget`` and ``store`` as below.
+    ``seed`` makes a reproducible research run whose seed keys **all** the privacy noise of the
+    job (the noisy count, DP-SGD, the scores, the final fit): a seeded built-in run is not
+    private at all, whoever holds the seed. ``"ridge"`` needs a numeric label, which no bundled
+    dataset has, and ``"objpert"`` a binary one (``"adult"``): a learner that does not fit the
+    dataset is refused before any budget is charged. Only these apply to a built-in learner: ``data`` (a bundled dataset name, default
     ``"adult"``; its public test split scores the final model), ``hidden`` (units of
     ``"dpsgd-mlp"``, default 32), ``fractions`` (the tuning share of the records and the
     training share of the tuning part, default ``(0.5, 0.8)``), ``public_size`` (a public

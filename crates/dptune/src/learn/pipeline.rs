@@ -355,6 +355,27 @@ impl Plan {
     /// depend on public inputs and the charged count.
     pub fn check(&self) -> Result<()> {
         self.fractions.check()?;
+        let (_, delta) = self.epsilon_delta()?;
+        if delta == 0.0 && self.learner != LearnerKind::ObjectivePerturbation {
+            // Their per-run allowances are RDP curves or zCDP, which give no pure ε: the
+            // calibration would refuse after the budget was charged.
+            return Err(Error::invalid(
+                "delta",
+                delta,
+                "DP-SGD and ridge are accounted in RDP or zCDP, which give no pure epsilon: \
+                 give delta > 0",
+            ));
+        }
+        if let Method::Exhaustive { runs } = self.method {
+            let grid = self.space.grid()?.len();
+            if runs != grid {
+                return Err(Error::invalid(
+                    "method",
+                    format!("exhaustive over {runs} runs"),
+                    format!("an exhaustive search runs every point of the space's grid ({grid})"),
+                ));
+            }
+        }
         self.budget()?;
         self.method.check()?;
         self.space.check(self.learner.rules())
@@ -478,6 +499,15 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     }))
 }
 
+impl Plan {
+    /// Checks the plan against the data's declared task (a public part of the schema): ridge
+    /// needs a numeric label, objective perturbation a binary one. Front ends call it before
+    /// they charge a budget; [`tune`] calls it again.
+    pub fn check_data(&self, data: &Dataset) -> Result<()> {
+        check_task(self.learner, data.task())
+    }
+}
+
 /// Runs `plan` on `data` (the private records; never the public test split). Everything that
 /// does not need data is checked first ([`Plan::check`], the label against the learner); then,
 /// for DP-SGD without a public size, a noisy record count is released (charged); the per-run
@@ -491,7 +521,7 @@ pub fn tune(
     rng: &mut SecureRng,
 ) -> Result<Option<Outcome>> {
     plan.check()?;
-    check_task(plan.learner, data.task())?;
+    plan.check_data(data)?;
     let budget = plan.budget()?;
     let size = release_size(plan, &budget, data, rng)?;
     run_planned(plan, &budget, size, data, events, rng)

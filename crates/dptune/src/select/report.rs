@@ -42,10 +42,13 @@ impl SpentReport {
         for b in g.bounds() {
             match b {
                 Bound::Pure { eps } => pure = Some(*eps),
-                Bound::Approx { eps, delta: d } => {
-                    approx_eps.get_or_insert(*eps);
+                // The first (ε, δ) bound, as a pair: ε of one bound beside δ of another is a
+                // claim neither makes.
+                Bound::Approx { eps, delta: d } if delta.is_none() => {
+                    approx_eps = Some(*eps);
                     delta = Some(*d);
                 }
+                Bound::Approx { .. } => {}
                 Bound::Zcdp { rho: r } => rho = Some(*r),
                 Bound::Rdp(_) => {}
             }

@@ -62,11 +62,14 @@ pub struct TunePrivacy {
     pub delta: f64,
     /// Public input: the neighbour relation of every ε here.
     pub neighbours: Neighbours,
-    /// Public input: the tuning's charge.
+    /// Public input: the tuning's charge (a function of the learner, the method and δ).
     pub tuning: TuningCharge,
-    /// Public input: the final fit's charge.
+    /// The final fit's charge (its ε public; its route and noise multiplier post-processing of
+    /// the released configuration and the planned size).
     pub final_fit: FinalFitCharge,
-    /// Public input: the per-run allowance the tuner was calibrated to.
+    /// Private release, post-processing of `privacy.record_count`: the per-run allowance the
+    /// tuner was calibrated to (for DP-SGD, to the planned size; a public input with
+    /// `--public-size` and for the other learners).
     pub per_run: String,
     /// Public input: the noisy record count's charge, when one was released.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,14 +92,15 @@ pub struct TuningCharge {
 /// The final fit's charge.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FinalFitCharge {
-    /// ε at `delta`.
+    /// Public input: ε at `delta` (the allowance the fit was held to).
     pub epsilon: f64,
-    /// The plan's δ.
+    /// Public input: the plan's δ.
     pub delta: f64,
-    /// The accounting route that gave ε.
+    /// Private release, post-processing of `best` and the planned size (`privacy.tuning`,
+    /// `privacy.record_count`): the accounting route of the selected configuration's schedule.
     pub route: Route,
-    /// DP-SGD's noise multiplier (a function of the released configuration and the planned
-    /// size), `null` for the other learners.
+    /// Private release, post-processing as `route`: DP-SGD's noise multiplier, `null` for the
+    /// other learners.
     pub noise_multiplier: Option<f64>,
 }
 
