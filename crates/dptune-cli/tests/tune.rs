@@ -234,6 +234,17 @@ fn bad_fraction_is_refused_before_anything_runs() {
             "{flag}: refused too late: {err}"
         );
     }
+    // Refusals that need the data's declared task or the plan come before the tuning stage
+    // (and so before any budget charge or noisy count).
+    for args in [
+        &["tune", "--learner", "ridge"][..],
+        &["tune", "--delta", "0"],
+    ] {
+        let out = dptune(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("tuning"), "{args:?}: refused too late: {err}");
+    }
 }
 
 // ---- Issue 13: nothing computed from the private record count or the clock is released ----
