@@ -17,7 +17,7 @@ def block(first_line):
 
 def run(code):
     ns = {}
-    seeded = code.replace("with_mean(10))", "with_mean(10), seed=3)")
+    seeded = code.replace("with_mean(10)))", "with_mean(10)), seed=3)")
     assert seeded != code
     exec(compile(seeded, "README", "exec"), ns)
     return ns

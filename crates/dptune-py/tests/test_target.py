@@ -148,10 +148,10 @@ def test_a_cap_too_small_for_the_target_raises_and_says_how_to_choose_it():
 
 def test_a_cap_whose_truncation_exceeds_cap_delta_warns_in_the_per_run_form():
     """e99dd64: ``cap=30`` with geometric repeats returned δ = 0.43 without a word."""
-    rep = dptune.Repeats.geometric(0.1)
+    method = dptune.Method.papernot_steinke(dptune.Repeats.geometric(0.1))
     per = dptune.Guarantee.zcdp(0.05)
     with pytest.warns(dptune.TruncationWarning) as w:
-        r = dptune.tune(reference_candidate, SPACE, per_run=per, repeats=rep, cap=30,
+        r = dptune.tune(reference_candidate, SPACE, per_run=per, method=method, cap=30,
                         cap_delta=1e-6, seed=4)
     _, delta = r.guarantee.approx_bound
     assert delta > 0.1  # the δ the warning is about
@@ -161,10 +161,10 @@ def test_a_cap_whose_truncation_exceeds_cap_delta_warns_in_the_per_run_form():
     # The advised cap keeps the truncation within cap_delta: no warning there, one just below.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        dptune.tune(reference_candidate, SPACE, per_run=per, repeats=rep, cap=smallest,
+        dptune.tune(reference_candidate, SPACE, per_run=per, method=method, cap=smallest,
                     cap_delta=1e-6, seed=4)
     with pytest.warns(dptune.TruncationWarning):
-        dptune.tune(reference_candidate, SPACE, per_run=per, repeats=rep, cap=smallest - 1,
+        dptune.tune(reference_candidate, SPACE, per_run=per, method=method, cap=smallest - 1,
                     cap_delta=1e-6, seed=4)
 
 
