@@ -28,7 +28,8 @@ pub struct SelectArgs {
     /// exponential | gumbel | laplace | permute-and-flip | gaussian | gem | top-k
     #[arg(long)]
     mechanism: String,
-    /// Privacy parameter ε (per round for top-k).
+    /// Privacy parameter ε: what the selection may spend (for top-k, all k rounds together:
+    /// each round gets ε/k, rounded down).
     #[arg(long)]
     epsilon: f64,
     /// δ (gaussian only, which requires it).
