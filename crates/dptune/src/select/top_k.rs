@@ -181,7 +181,8 @@ mod tests {
                 let spent = t.guarantee().pure_eps().unwrap();
                 assert!(spent <= eps, "{eps} / {k}: {spent}");
                 assert!(spent >= eps * (1.0 - 1e-15), "{eps} / {k}: {spent}");
-                if (eps / k as f64) * k as f64 == eps {
+                // ε/k is a float exactly when k·fl(ε/k) − ε is 0 in exact arithmetic.
+                if (eps / k as f64).mul_add(k as f64, -eps) == 0.0 {
                     assert_eq!(spent, eps, "{eps} / {k}");
                 }
                 crate::privacy::Ledger::new(total.clone())
