@@ -8,7 +8,8 @@ use pyo3::prelude::*;
 use dptune::noise::SecureRng;
 use dptune::privacy::Guarantee;
 use dptune::select::{
-    Goal, Mechanism, NoisyTopK, Prepared, Scores, Selection, Selector, Sensitivity, Spec, TopKMethod,
+    Goal, Mechanism, NoisyTopK, Prepared, Scores, Selection, Selector, Sensitivity, Spec,
+    TopKMethod,
 };
 
 use crate::budget;
