@@ -512,7 +512,7 @@ impl Plan {
 /// for DP-SGD without a public size, a noisy record count is released (charged); the per-run
 /// budget is calibrated and the whole cost checked against (ε, δ) before any candidate runs.
 /// Nothing released or decided depends on the exact number of records. Returns `None` when the
-/// tuning released ⊥ (nothing else is released then).
+/// tuning released ⊥ (nothing else is released then; front ends report [`released_nothing`]).
 pub fn tune(
     plan: &Plan,
     data: &Dataset,
@@ -524,6 +524,16 @@ pub fn tune(
     let budget = plan.budget()?;
     let size = release_size(plan, &budget, data, rng)?;
     run_planned(plan, &budget, size, data, events, rng)
+}
+
+/// The refusal a front end reports when [`tune`] returned `None`: the tuning released ⊥, its
+/// budget is spent and nothing else is released. One message for the CLI and Python.
+pub fn released_nothing() -> Error {
+    Error::NoRelease {
+        reason: "the private tuning released nothing (⊥); the budget was spent, nothing else is \
+                 released"
+            .into(),
+    }
 }
 
 /// Everything after the record count: dispatch on the learner.
