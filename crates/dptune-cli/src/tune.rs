@@ -402,3 +402,21 @@ fn human(r: &TuneReport) -> String {
     }
     human
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `LearnerArg` is clap's copy of the library's learner names (the library type carries the
+    /// MLP's size, so clap cannot derive its values, and the library takes no UI crate): the two
+    /// lists must be the same, in the same order.
+    #[test]
+    fn learner_values_are_the_library_names() {
+        let values: Vec<String> = LearnerArg::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value())
+            .map(|p| p.get_name().to_string())
+            .collect();
+        assert_eq!(values, LearnerKind::NAMES);
+    }
+}
