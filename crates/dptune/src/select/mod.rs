@@ -1,5 +1,8 @@
 //! Choosing among scored candidates privately (DESIGN.md, "select/").
 //!
+//! Every mechanism with a per-candidate Δ is built from one validated [`Scores`] (the scores,
+//! the [`Goal`] and the [`Sensitivity`]) and the allowance it may spend.
+//!
 //! One small module per mechanism; each has a validating constructor and implements
 //! [`Selector`]: a [`Release`](crate::privacy::Release) with the
 //! [`Guarantee`](crate::privacy::Guarantee) it spent, and a `select_charged` path that charges a
@@ -14,7 +17,7 @@
 //! | permute-and-flip (= exponential noise) | [`permute_flip`] | ε pure |
 //! | Gaussian argmax (L2 calibration) | [`gaussian`] | (ε, δ) and ρ-zCDP |
 //! | generalized EM | [`gem`] | ε pure |
-//! | noisy top-k | [`top_k`] | k·ε pure (and k·ε²/8 zCDP for Gumbel) |
+//! | noisy top-k (ε is the total: k rounds of ε/k) | [`top_k`] | ε pure (and ε²/(8k) zCDP for Gumbel) |
 //! | sparse vector (its own mechanism) | [`sparse_vector`] | ε₁ + ε₂ pure |
 //! | noisy summary statistics | [`summary`] | per statistic |
 //!
@@ -22,7 +25,8 @@
 //! * Scores: higher is better; [`Goal::Minimize`] negates them.
 //! * Bad input is an error naming the parameter: empty score vectors, a single candidate (there
 //!   is nothing private to choose; release it without a mechanism), NaN, +∞ (−∞ when
-//!   minimising), a non-positive sensitivity.
+//!   minimising), a non-positive sensitivity ([`Scores::new`] and [`Sensitivity::new`] check
+//!   them once for every mechanism).
 //! * −∞ (+∞ when minimising) marks a candidate that **can never win**: it is selected with
 //!   probability 0. Excluding a candidate must not depend on the private data (a
 //!   data-dependent filter before selection is not DP, THEORY.md §15); at least one candidate

@@ -36,19 +36,9 @@ impl<'a> Scores<'a> {
         })
     }
 
-    /// The number of candidates, excluded ones included.
-    pub fn candidates(&self) -> usize {
-        self.raw.len()
-    }
-
     /// The number of candidates that are not excluded (can be selected).
     pub fn selectable(&self) -> usize {
         self.finite
-    }
-
-    /// Which direction is better.
-    pub fn goal(&self) -> Goal {
-        self.goal
     }
 
     /// The per-candidate sensitivity.
@@ -58,16 +48,14 @@ impl<'a> Scores<'a> {
 
     /// The scores oriented so that higher is better (excluded candidates are −∞).
     pub(crate) fn oriented(&self) -> Vec<f64> {
-        let sign = sign(self.goal);
-        self.raw.iter().map(|&s| sign * s).collect()
+        orient(self.raw, self.goal).collect()
     }
 
     /// The oriented scores snapped to the default grid for Δ, in one pass (no oriented copy:
     /// at 10⁶ candidates a separate pass and copy were about a quarter of a permute-and-flip
     /// draw).
     pub(crate) fn snapped(&self) -> Snapped {
-        let sign = sign(self.goal);
-        Snapped::new(self.raw.iter().map(|&s| sign * s), self.sensitivity.delta())
+        Snapped::new(orient(self.raw, self.goal), self.sensitivity.delta())
     }
 }
 
@@ -75,8 +63,13 @@ impl<'a> Scores<'a> {
 /// per-candidate sensitivities instead of one [`Sensitivity`] (GEM).
 pub(crate) fn oriented_scores(scores: &[f64], goal: Goal) -> Result<Vec<f64>> {
     validate(scores, goal)?;
+    Ok(orient(scores, goal).collect())
+}
+
+/// The scores with higher better (minimising negates them; −∞ stays "excluded").
+fn orient(scores: &[f64], goal: Goal) -> impl ExactSizeIterator<Item = f64> + '_ {
     let sign = sign(goal);
-    Ok(scores.iter().map(|&s| sign * s).collect())
+    scores.iter().map(move |&s| sign * s)
 }
 
 fn sign(goal: Goal) -> f64 {
