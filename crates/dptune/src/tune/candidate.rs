@@ -19,7 +19,6 @@ use super::split::Split;
 /// relation is about these records, and the noise must come from the caller's stream (so that a
 /// seeded run gives the same result on 1 or N threads). A private step takes them as one value;
 /// a non-private one (an [`super::baseline::ExactScorer`]) takes the records alone.
-#[derive(Debug)]
 pub struct PrivateStep<'a, D> {
     /// The records the step reads (private).
     pub data: &'a D,
