@@ -229,6 +229,9 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("learner"),
             public("learner.*.*"),
             public("tuner"),
+            // Whether the noise came from a caller's seed: a seeded run is NOT PRIVATE (the
+            // noise is predictable from the seed) and says so.
+            public("seeded"),
             private("best.*", "privacy.tuning (the selected configuration)"),
             public("privacy.epsilon"),
             public("privacy.delta"),
