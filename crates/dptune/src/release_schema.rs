@@ -364,15 +364,26 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("min_survivors"),
             public("dropout_rate"),
             public("data_seed"),
+            // The key of the run's noise: the simulation is always a seeded research run, and
+            // `seeded`/`research` say so (the charges below hold only against someone who does
+            // not know the seed).
             public("seed"),
+            public("seeded"),
+            public("research"),
             public("local_epochs"),
             public("fedavg_rounds"),
-            private("selected", "privacy (client-level DP-HYPE vote)"),
+            private(
+                "selected",
+                "privacy (client-level DP-HYPE vote; research mode: noise keyed by `seed`)",
+            ),
             private(
                 "selected_hyperparameters.*",
-                "privacy (client-level DP-HYPE vote)",
+                "privacy (client-level DP-HYPE vote; research mode: noise keyed by `seed`)",
             ),
-            private("noisy_counts[]", "privacy (distributed Skellam noise)"),
+            private(
+                "noisy_counts[]",
+                "privacy (distributed Skellam noise; research mode: noise keyed by `seed`)",
+            ),
             // The server sees who submitted; dropouts must not depend on data (issue 13 #8).
             public("survivors"),
             public("privacy.epsilon"),
@@ -715,5 +726,23 @@ mod tests {
         assert!(f.classify("runs[].noisy_counts[]").is_some());
         assert!(f.classify("runs[].wall_time_s").is_none());
         assert!(f.classify("summary.runs").is_some());
+    }
+
+    /// Review item: the simulation released `seed`, the key of its noise, beside `noisy_counts`
+    /// labelled a plain charged release. Every release of it is labelled research mode.
+    #[test]
+    fn the_simulations_releases_are_labelled_research_mode() {
+        let f = schema("federated simulate").unwrap();
+        for path in ["selected", "selected_hyperparameters.lr", "noisy_counts[]"] {
+            match f.classify(path).map(|d| d.class) {
+                Some(Class::PrivateRelease { charge }) => {
+                    assert!(charge.contains("research mode"), "{path}: {charge}")
+                }
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+        for path in ["seeded", "research"] {
+            assert!(f.classify(path).is_some(), "{path}");
+        }
     }
 }
