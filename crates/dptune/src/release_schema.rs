@@ -550,6 +550,32 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("ranking[].*"),
         ],
     },
+    // The curator's own store: every field echoes what was declared or charged (public), except
+    // the time of each charge. A charge is committed as its command starts, so the gaps between
+    // charges reveal run times: a NOT PRIVATE curator-side record, shown only on request.
+    CommandSchema {
+        command: "budget history",
+        repeated_under: "",
+        fields: &[
+            public("name"),
+            public("epsilon"),
+            public("delta"),
+            public("neighbours"),
+            public("created"),
+            public("store"),
+            public("spent.*"),
+            public("charges[]"),
+            public("charges[].seq"),
+            public("charges[].command"),
+            public("charges[].label"),
+            public("charges[].guarantee.**"),
+            public("charges[].description"),
+            public("charges[].epsilon"),
+            public("charges[].curator.not_private"),
+            public("charges[].curator.label"),
+            diag("charges[].curator.time", "--times"),
+        ],
+    },
     // Python result objects (paths are attribute names; `dptune.tune`'s result and the
     // fitted scikit-learn estimator it returns).
     CommandSchema {
