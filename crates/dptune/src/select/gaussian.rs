@@ -9,7 +9,7 @@ use crate::numeric::quadrature::integrate;
 use crate::numeric::round_up;
 use crate::privacy::convert::{zcdp_epsilon, zcdp_rho_for};
 use crate::privacy::gaussian::log_ndtr;
-use crate::privacy::{Guarantee, Ledger};
+use crate::privacy::{fits, Guarantee};
 
 /// How the L2 sensitivity Δ₂ = sup ‖u(D) − u(D′)‖₂ of the score vector is bounded
 /// (THEORY.md §2.3). There is deliberately no per-candidate option: calibrating σ to Δ alone
@@ -186,15 +186,6 @@ impl Selector for GaussianArgmax {
             }
         }
         best.1
-    }
-}
-
-/// Whether `charge` fits `allowance` as a [`Ledger`] holding exactly `allowance` decides.
-fn fits(allowance: &Guarantee, charge: &Guarantee) -> Result<bool> {
-    match Ledger::new(allowance.clone())?.charge(charge) {
-        Ok(()) => Ok(true),
-        Err(Error::BudgetExceeded { .. }) => Ok(false),
-        Err(e) => Err(e),
     }
 }
 
