@@ -125,6 +125,10 @@ enum BudgetCommand {
         name: String,
         #[command(flatten)]
         store: StoreArg,
+        /// Also show when each charge was committed: a NOT PRIVATE curator-side record (a
+        /// charge is committed as its command starts, so the gaps reveal run times).
+        #[arg(long)]
+        times: bool,
     },
 }
 
@@ -177,22 +181,24 @@ pub fn run(args: BudgetArgs) -> Result<Report, Failure> {
             }
             Report::of(&r, human)
         }
-        BudgetCommand::History { name, store } => {
+        BudgetCommand::History { name, store, times } => {
             let path = store.path()?;
             let s = Store::open(&path)?;
             let st = s.status(&name)?;
             let (_, charges) = s.history(&name)?;
-            let r = BudgetHistory::new(&st, &charges, &path);
+            let r = BudgetHistory::new(&st, &charges, &path, times);
             let mut human = status(&r.budget);
             human.push_str("\ncharges (eps each at the budget's delta, alone):");
             if r.charges.is_empty() {
                 human.push_str(" none");
             }
             for c in &r.charges {
+                let time = c.curator.as_ref().map_or(String::new(), |t| {
+                    format!(" [NOT PRIVATE, curator only: {}]", t.time)
+                });
                 human.push_str(&format!(
-                    "\n  #{} {} {}: eps = {}; {}\n      {}",
+                    "\n  #{}{time} {}: eps = {}; {}\n      {}",
                     c.seq,
-                    c.time,
                     c.command,
                     c.epsilon.map_or("-".to_string(), fmt_param),
                     c.description,

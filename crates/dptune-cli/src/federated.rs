@@ -7,7 +7,8 @@
 //!   dropout rate, never the data); the guarantee (ε for the actual survivors and c, δ, relation)
 //!   and the noise variance, functions of those.
 //! * **the release** (charged, ε above): `selected`, its grid entry, `noisy_counts` (the one
-//!   noisy vote sum).
+//!   noisy vote sum), in research mode: the noise is keyed by the released run seed, which
+//!   `seeded` and `research` (and a line of the text) say.
 //! * **NOT PRIVATE diagnostics**, only with `--diagnostics` and labelled: the reference
 //!   accuracies (selected, OPT, RANDGUESS, the whole table), the summary over repetitions, the
 //!   secure-aggregation timings and, on a terminal, the count of finished work units beside the
@@ -100,8 +101,9 @@ struct SimulateArgs {
     /// authors' artifact uses 1001 for every repetition).
     #[arg(long, default_value_t = 1001)]
     data_seed: u64,
-    /// Seed of the (first) repetition: local training, dropouts, noise (research mode: the
-    /// noise is predictable from it).
+    /// Seed of the (first) repetition: local training, dropouts, noise. The simulation always
+    /// keys its noise with it (never the operating system): a research run, NOT PRIVATE against
+    /// anyone who knows the seed, and the output says so.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     #[command(flatten)]
@@ -250,6 +252,9 @@ fn run_human(r: &FederatedRun) -> String {
         fmt_param(p.delta),
         p.assumption,
     );
+    if r.seeded {
+        s.push_str(&format!("\nseed {}: {}", r.seed, r.research));
+    }
     if let Some(d) = &r.diagnostics {
         s.push_str(&format!(
             "\n[NOT PRIVATE] reference accuracy of the selection {:.4}, OPT {:.4}, RANDGUESS {:.4}",

@@ -16,7 +16,7 @@ use dptune::data::{bundled, load_csv, Dataset, Schema, BUNDLED_NAMES};
 use dptune::error::check_positive;
 use dptune::learn::pipeline::{
     compare_on_test, released_nothing, tune, Events, LearnerKind, Plan, Size, SizeReport,
-    TuneReport, COUNT_SHARE,
+    TuneReport, COUNT_SHARE, SEEDED_NOTE,
 };
 use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
@@ -120,7 +120,8 @@ pub struct TuneArgs {
     /// the run time does not reveal the number of runs K; the truncation is charged in delta.
     #[arg(long, value_name = "T")]
     cap: Option<u64>,
-    /// Seed for a reproducible research run (default: the operating system's generator).
+    /// Seed for a reproducible research run, NOT PRIVATE: the noise is predictable from it (the
+    /// output says so; default: the operating system's generator).
     #[arg(long)]
     seed: Option<u64>,
     /// Also report the NOT PRIVATE exact-best configuration's test score (same per-run budget).
@@ -321,7 +322,8 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
         }
         None => None,
     };
-    let report = TuneReport::new(&plan, &name, &data, test.as_ref(), &o, comparison)?;
+    let seeded = a.seed.is_some();
+    let report = TuneReport::new(&plan, &name, &data, test.as_ref(), &o, comparison, seeded)?;
     Report::of(&report, human(&report))
 }
 
@@ -394,6 +396,9 @@ fn human(r: &TuneReport) -> String {
         route_name(p.final_fit.route),
     ));
     human.push_str(&format!("timing: {}", r.timing));
+    if r.seeded {
+        human.push_str(&format!("\n{SEEDED_NOTE}"));
+    }
     if let Some((c, (key, s))) = r.compare.as_ref().and_then(|c| Some((c, c.test_score()?))) {
         human.push_str(&format!(
             "\n[NOT PRIVATE] exact-best configuration at the same per-run budget: {} -> {key} {s:.4}",

@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+#[path = "support/release.rs"]
+mod release;
+
 /// A fresh scratch folder, removed on drop.
 struct Scratch(PathBuf);
 
@@ -449,4 +452,48 @@ fn killed_commands_never_release_uncharged() {
         printed >= 1 && killed_early >= 1,
         "{printed} {killed_early}"
     );
+}
+
+/// Review item: each charge's `time` was released as a public input, but a charge is committed
+/// as its command starts, so the gaps between charges reveal run times. By default the history
+/// has no time; `--times` shows it as a NOT PRIVATE curator-side record, labelled.
+#[test]
+fn charge_times_are_a_curator_record_shown_on_request() {
+    let d = Scratch::new("times");
+    let s = d.store();
+    assert_eq!(code(&create(&s, "b", "1", "1e-5", "add-remove")), 0);
+    json(&select("0.3", "b", &s, &[]));
+    let history = |extra: &[&str]| {
+        let args = [
+            &["--json", "budget", "history", "b", "--store", &s][..],
+            extra,
+        ]
+        .concat();
+        json(&run(&args, "", None))
+    };
+    let plain = history(&[]);
+    assert_eq!(plain["charges"].as_array().unwrap().len(), 1);
+    release::assert_declared("budget history", &plain, &[]);
+    assert!(plain["charges"][0].get("time").is_none(), "{plain}");
+    assert!(plain["charges"][0].get("curator").is_none(), "{plain}");
+    let timed = history(&["--times"]);
+    release::assert_declared("budget history", &timed, &["--times"]);
+    let record = &timed["charges"][0]["curator"];
+    assert_eq!(record["not_private"], true, "{timed}");
+    assert!(record["time"].as_str().unwrap().ends_with('Z'), "{timed}");
+    // Teeth: the timed history is not a clean release without the flag.
+    assert!(!release::violations("budget history", &timed, &[]).is_empty());
+    let text = run(&["budget", "history", "b", "--store", &s], "", None);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("#1 select:") && !text.contains("NOT PRIVATE"),
+        "{text}"
+    );
+    let text = run(
+        &["budget", "history", "b", "--store", &s, "--times"],
+        "",
+        None,
+    );
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("#1 [NOT PRIVATE, curator only: "), "{text}");
 }

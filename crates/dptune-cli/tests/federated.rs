@@ -44,7 +44,7 @@ fn stderr(o: &Output) -> String {
 
 /// Every top-level field of a run's default JSON, by class (issue 13, release audit): public
 /// inputs and functions of them, and the charged release. Anything else must not appear.
-const PUBLIC: [&str; 13] = [
+const PUBLIC: [&str; 15] = [
     "dataset",
     "clients",
     "partition",
@@ -54,6 +54,8 @@ const PUBLIC: [&str; 13] = [
     "dropout_rate",
     "data_seed",
     "seed",
+    "seeded",
+    "research",
     "local_epochs",
     "fedavg_rounds",
     "survivors",
@@ -135,6 +137,49 @@ const STAGES: [&str; 3] = [
     "dptune federated simulate: reference accuracies (non-private)",
     "dptune federated simulate: local evaluation",
 ];
+
+/// Review item: the JSON released `seed`, the key of the Skellam noise, beside `noisy_counts`
+/// labelled a plain charged release. The simulation always keys its noise with the run seed,
+/// so every run says it is a seeded research run, in the JSON and in the text.
+#[test]
+fn every_run_says_it_is_a_seeded_research_run() {
+    let o = simulate(&["--k", "3"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["seeded"], true, "{v}");
+    let research = v["research"].as_str().unwrap();
+    for needle in [
+        "research mode",
+        "predict the noise",
+        "NOT PRIVATE",
+        "operating system",
+    ] {
+        assert!(research.contains(needle), "{needle}: {research}");
+    }
+    let text = run(&[
+        "federated",
+        "simulate",
+        "--dataset",
+        "mnist5k",
+        "--rows",
+        "600",
+        "--clients",
+        "8",
+        "--local-epochs",
+        "1",
+        "--fedavg-rounds",
+        "1",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(code(&text), 0, "{}", stderr(&text));
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("seed 3: seeded simulation (research mode)")),
+        "{out}"
+    );
+}
 
 /// Whether `stderr` is exactly [`STAGES`], give or take the fixed-text heartbeat (a run longer
 /// than a minute on a loaded machine).

@@ -155,6 +155,44 @@ fn user_csv_with_schema_space_and_test_split() {
     let _ = std::fs::remove_dir_all(d);
 }
 
+/// Review item: `dptune tune --seed N` printed nothing about the seed, while `select` and `gp`
+/// say that a seeded run is not private. A seeded run says so in its JSON and its text; an
+/// unseeded run (the default, the operating system's generator) says `seeded: false` and
+/// prints no such note.
+#[test]
+fn a_seeded_run_says_it_is_not_private() {
+    let d = scratch("noise-source");
+    let data = write(&d, "train.csv", &csv(600));
+    let schema = write(&d, "schema.toml", SCHEMA);
+    let space = write(&d, "space.toml", "[regularization]\nvalues = [0.01]\n");
+    let base = [
+        "--data",
+        &data,
+        "--schema",
+        &schema,
+        "--learner",
+        "objpert",
+        "--space",
+        &space,
+    ];
+    let seeded = [&base[..], &["--seed", "4"]].concat();
+    assert_eq!(ok_json(&seeded)["seeded"], true);
+    assert_eq!(ok_json(&base)["seeded"], false);
+    let text = human(&seeded);
+    let note: Vec<&str> = text.lines().filter(|l| l.contains("seeded run")).collect();
+    assert_eq!(note.len(), 1, "{text}");
+    assert!(
+        note[0].starts_with("NOT PRIVATE") && note[0].contains("predict the noise"),
+        "{text}"
+    );
+    let text = human(&base);
+    assert!(
+        !text.contains("seeded") && !text.contains("NOT PRIVATE"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(d);
+}
+
 fn bad(args: &[&str], needles: &[&str]) {
     let mut all = vec!["tune"];
     all.extend_from_slice(args);

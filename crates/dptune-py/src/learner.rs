@@ -11,6 +11,7 @@ use dptune::learn::pipeline::{
     compare_on_test, released_nothing, tune, Events, LearnerKind, Plan, Size, TuneReport,
     COUNT_SHARE,
 };
+use dptune::resources::Limits;
 use dptune::tune::Fractions;
 
 use crate::errors::{invalid, IntoPy, R};
@@ -21,12 +22,13 @@ use crate::space::space_from;
 
 /// Runs the `dptune tune` job on a bundled dataset and returns its report as JSON text (the
 /// object `dptune tune --json` prints). Everything that can be checked without data is
-/// checked before the dataset is read, the budget is charged before any noise is drawn, and
-/// the tuning runs without the GIL.
+/// checked before the dataset is read, the job's memory and time estimate (`force` as the
+/// command line's `--force`) before the budget is charged, the budget before any noise is
+/// drawn, and the tuning runs without the GIL.
 #[pyfunction]
 #[pyo3(signature = (learner, *, target, data="adult", hidden=None, space=None, method=None,
     fractions=(0.5, 0.8), public_size=None, count_share=None, cap=None, compare=false,
-    seed=None, budget=None, store=None))]
+    seed=None, budget=None, store=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _tune_learner(
     py: Python<'_>,
@@ -44,6 +46,7 @@ pub(crate) fn _tune_learner(
     seed: Option<Seed<'_>>,
     budget: Option<&str>,
     store: Option<PathBuf>,
+    force: bool,
 ) -> R<String> {
     let kind = LearnerKind::from_name(learner, hidden).py()?;
     let mut plan = Plan::default_for(kind).py()?;
@@ -89,6 +92,15 @@ pub(crate) fn _tune_learner(
     let set = bundled(data).py()?;
     let (train, test) = (set.train(), set.test());
     plan.check_data(&train).py()?;
+    // The command line's resource check (`dptune tune --force`), before any charge.
+    Limits::this_machine()
+        .check(
+            &plan.resources(&train),
+            force,
+            "pass force=True to try anyway",
+        )
+        .py()?;
+    let seeded = seed.is_some();
     let mut rng = rng_from(seed)?;
     crate::budget::charge(budget, store.as_deref(), &plan.allowance, "tune")?;
     let report = py.detach(|| -> dptune::Result<Option<TuneReport>> {
@@ -100,7 +112,16 @@ pub(crate) fn _tune_learner(
         } else {
             None
         };
-        TuneReport::new(&plan, set.name, &train, Some(&test), &outcome, comparison).map(Some)
+        TuneReport::new(
+            &plan,
+            set.name,
+            &train,
+            Some(&test),
+            &outcome,
+            comparison,
+            seeded,
+        )
+        .map(Some)
     });
     let Some(report) = report.py()? else {
         return Err(released_nothing()).py();

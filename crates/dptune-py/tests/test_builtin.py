@@ -106,6 +106,31 @@ def test_data_independent_refusals_come_before_the_budget_is_charged(tmp_path, k
     assert status["charges"] == 0, status
 
 
+def test_the_resource_check_refuses_before_the_budget_is_charged(tmp_path):
+    """The command line's resource check (`dptune tune`, `--force`) applies here too: a job
+    whose estimated memory exceeds this machine (an MLP of 10^9 hidden units) is refused naming
+    the parameter, before the budget is charged; `force` is the override."""
+    store = tmp_path / "b.sqlite"
+    dptune.budget_create("b", 10.0, 1e-3, "add-remove", store=store)
+    with pytest.raises(InvalidParameter, match="`hidden`.*force=True"):
+        dptune.tune("dpsgd-mlp", hidden=10**9, target=Guarantee.approx(1.0, 1e-5), seed=1,
+                    budget="b", store=store)
+    assert dptune.budget_status("b", store=store)["charges"] == 0
+
+
+def test_a_seeded_run_says_it_is_not_private():
+    """A seeded run's noise is predictable from the seed: the report says `seeded` and the
+    summary says NOT PRIVATE; a run on the operating system's generator says neither."""
+    args = dict(target=Guarantee.approx(1.0, 1e-5, neighbours="replace_one"),
+                space={"regularization": [1e-2]})
+    seeded = dptune.tune("objpert", seed=3, **args)
+    assert seeded.report["seeded"] is True and seeded.seeded
+    assert "NOT PRIVATE: seeded run" in str(seeded)
+    private = dptune.tune("objpert", **args)
+    assert private.report["seeded"] is False and not private.seeded
+    assert "NOT PRIVATE" not in str(private)
+
+
 def test_an_unknown_learner_is_refused_by_name():
     with pytest.raises(InvalidParameter, match="learner.*dpsgd-logistic, dpsgd-mlp"):
         dptune.tune("svm", target=Guarantee.approx(1.0, 1e-5))
@@ -117,5 +142,7 @@ def test_builtin_arguments_are_refused_with_a_callable():
 
     with pytest.raises(InvalidParameter, match="`data`"):
         dptune.tune(candidate, {"x": [1]}, per_run=Guarantee.zcdp(0.1), data="adult")
+    with pytest.raises(InvalidParameter, match="`force`"):
+        dptune.tune(candidate, {"x": [1]}, per_run=Guarantee.zcdp(0.1), force=True)
     with pytest.raises(InvalidParameter, match="`space` = None"):
         dptune.tune(candidate, per_run=Guarantee.zcdp(0.1))

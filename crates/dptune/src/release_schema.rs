@@ -229,6 +229,9 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("learner"),
             public("learner.*.*"),
             public("tuner"),
+            // Whether the noise came from a caller's seed: a seeded run is NOT PRIVATE (the
+            // noise is predictable from the seed) and says so.
+            public("seeded"),
             private("best.*", "privacy.tuning (the selected configuration)"),
             public("privacy.epsilon"),
             public("privacy.delta"),
@@ -361,15 +364,26 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("min_survivors"),
             public("dropout_rate"),
             public("data_seed"),
+            // The key of the run's noise: the simulation is always a seeded research run, and
+            // `seeded`/`research` say so (the charges below hold only against someone who does
+            // not know the seed).
             public("seed"),
+            public("seeded"),
+            public("research"),
             public("local_epochs"),
             public("fedavg_rounds"),
-            private("selected", "privacy (client-level DP-HYPE vote)"),
+            private(
+                "selected",
+                "privacy (client-level DP-HYPE vote; research mode: noise keyed by `seed`)",
+            ),
             private(
                 "selected_hyperparameters.*",
-                "privacy (client-level DP-HYPE vote)",
+                "privacy (client-level DP-HYPE vote; research mode: noise keyed by `seed`)",
             ),
-            private("noisy_counts[]", "privacy (distributed Skellam noise)"),
+            private(
+                "noisy_counts[]",
+                "privacy (distributed Skellam noise; research mode: noise keyed by `seed`)",
+            ),
             // The server sees who submitted; dropouts must not depend on data (issue 13 #8).
             public("survivors"),
             public("privacy.epsilon"),
@@ -534,6 +548,32 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("method"),
             public("reason"),
             public("ranking[].*"),
+        ],
+    },
+    // The curator's own store: every field echoes what was declared or charged (public), except
+    // the time of each charge. A charge is committed as its command starts, so the gaps between
+    // charges reveal run times: a NOT PRIVATE curator-side record, shown only on request.
+    CommandSchema {
+        command: "budget history",
+        repeated_under: "",
+        fields: &[
+            public("name"),
+            public("epsilon"),
+            public("delta"),
+            public("neighbours"),
+            public("created"),
+            public("store"),
+            public("spent.*"),
+            public("charges[]"),
+            public("charges[].seq"),
+            public("charges[].command"),
+            public("charges[].label"),
+            public("charges[].guarantee.**"),
+            public("charges[].description"),
+            public("charges[].epsilon"),
+            public("charges[].curator.not_private"),
+            public("charges[].curator.label"),
+            diag("charges[].curator.time", "--times"),
         ],
     },
     // Python result objects (paths are attribute names; `dptune.tune`'s result and the
@@ -712,5 +752,23 @@ mod tests {
         assert!(f.classify("runs[].noisy_counts[]").is_some());
         assert!(f.classify("runs[].wall_time_s").is_none());
         assert!(f.classify("summary.runs").is_some());
+    }
+
+    /// Review item: the simulation released `seed`, the key of its noise, beside `noisy_counts`
+    /// labelled a plain charged release. Every release of it is labelled research mode.
+    #[test]
+    fn the_simulations_releases_are_labelled_research_mode() {
+        let f = schema("federated simulate").unwrap();
+        for path in ["selected", "selected_hyperparameters.lr", "noisy_counts[]"] {
+            match f.classify(path).map(|d| d.class) {
+                Some(Class::PrivateRelease { charge }) => {
+                    assert!(charge.contains("research mode"), "{path}: {charge}")
+                }
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+        for path in ["seeded", "research"] {
+            assert!(f.classify(path).is_some(), "{path}");
+        }
     }
 }

@@ -32,6 +32,12 @@ class LearnerTuneResult:
         return self.report["best"]
 
     @property
+    def seeded(self) -> bool:
+        """Whether the noise came from ``seed`` (a reproducible research run, NOT PRIVATE: the
+        noise is predictable from the seed) rather than the operating system."""
+        return self.report["seeded"]
+
+    @property
     def epsilon(self) -> float:
         """The whole job's ε at :attr:`delta` (count, tuning and final fit)."""
         return self.report["privacy"]["epsilon"]
@@ -49,11 +55,15 @@ class LearnerTuneResult:
              if self.report.get(k) is not None),
             "no test score",
         )
+        seeded = (
+            "; NOT PRIVATE: seeded run (the noise is predictable from the seed)"
+            if self.seeded else ""
+        )
         return (
             f"dptune.tune({self.report['learner']!r} on {self.report['dataset']}): "
             f"{self.config}; {score}; total eps <= {p['epsilon']:.6g} at delta = "
             f"{p['delta']:g} ({p['neighbours']}; tuning by {p['tuning']['route']}, final fit by "
-            f"{p['final_fit']['route']})"
+            f"{p['final_fit']['route']}){seeded}"
         )
 
     def __str__(self) -> str:
@@ -76,6 +86,7 @@ def tune_learner(
     seed: Any,
     budget: Optional[str],
     store: Union[None, str, "os.PathLike[str]"],
+    force: bool,
     callable_only: Mapping[str, bool],
 ) -> LearnerTuneResult:
     """The built-in branch of :func:`dptune.tune` (its docstring documents the arguments)."""
@@ -117,5 +128,6 @@ def tune_learner(
         seed=seed,
         budget=budget,
         store=None if store is None else os.fspath(store),
+        force=force,
     )
     return LearnerTuneResult(report=json.loads(text))

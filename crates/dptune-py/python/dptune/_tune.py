@@ -267,6 +267,7 @@ def tune(
     public_size: Optional[int] = None,
     count_share: Optional[float] = None,
     compare: bool = False,
+    force: bool = False,
 ) -> Union[TuneResult[M], LearnerTuneResult]:
     """Privately tune ``candidate`` over ``space`` and release the best run with the guarantee
     of the whole tuning.
@@ -308,15 +309,19 @@ def tune(
     logarithmic repeats of mean 10); ``cap`` an int; ``budget`` and ``store`` as below.
     ``seed`` makes a reproducible research run whose seed keys **all** the privacy noise of the
     job (the noisy count, DP-SGD, the scores, the final fit): a seeded built-in run is not
-    private at all, whoever holds the seed. ``"ridge"`` needs a numeric label, which no bundled
-    dataset has, and ``"objpert"`` a binary one (``"adult"``): a learner that does not fit the
+    private at all, whoever holds the seed, and its report says so (``report["seeded"]``,
+    :attr:`LearnerTuneResult.seeded`, a ``NOT PRIVATE`` note in the summary). ``"ridge"``
+    needs a numeric label, which no bundled dataset has, and ``"objpert"`` a binary one (``"adult"``): a learner that does not fit the
     dataset is refused before any budget is charged. Only these apply to a built-in learner: ``data`` (a bundled dataset name, default
     ``"adult"``; its public test split scores the final model), ``hidden`` (units of
     ``"dpsgd-mlp"``, default 32), ``fractions`` (the tuning share of the records and the
     training share of the tuning part, default ``(0.5, 0.8)``), ``public_size`` (a public
     record count: no budget is spent on a noisy one), ``count_share`` (the share of ε spent on
-    the noisy count, default 0.02) and ``compare`` (also report the NOT PRIVATE exact-best
-    configuration on the test split). The other arguments apply to a callable only; giving one
+    the noisy count, default 0.02), ``compare`` (also report the NOT PRIVATE exact-best
+    configuration on the test split) and ``force`` (run even if the estimated memory or time
+    exceeds this machine, as ``dptune tune --force``; without it such a job raises
+    :class:`InvalidParameter` naming the parameter that drives it, before any budget is
+    charged). The other arguments apply to a callable only; giving one
     with a name (or a built-in-only argument with a callable) raises
     :class:`InvalidParameter`.
 
@@ -416,7 +421,7 @@ def tune(
         return _builtin.tune_learner(
             candidate, space, target=target, method=method, data=data, hidden=hidden,
             fractions=fractions, public_size=public_size, count_share=count_share, cap=cap,
-            compare=compare, seed=seed, budget=budget, store=store,
+            compare=compare, seed=seed, budget=budget, store=store, force=force,
             callable_only={
                 "per_run": per_run is not None, "repeats": repeats is not None,
                 "gamma": gamma is not None, "threshold": threshold is not None,
@@ -427,7 +432,7 @@ def tune(
     builtin_only = {
         "data": data is not None, "hidden": hidden is not None,
         "fractions": tuple(fractions) != (0.5, 0.8), "public_size": public_size is not None,
-        "count_share": count_share is not None, "compare": compare,
+        "count_share": count_share is not None, "compare": compare, "force": force,
     }
     for name, given in builtin_only.items():
         if given:

@@ -4,8 +4,12 @@
 //! A budget store holds only what callers charged: allowances declared by the analyst and the
 //! costs of commands, each computed from public inputs before anything ran (the module doc of
 //! `budget`). So every field below is a **public input** (a name, an allowance, a label, a
-//! charged guarantee, echoed) or **public, computed** from those; nothing is a private release
-//! or a diagnostic (DESIGN.md, `Report`).
+//! charged guarantee, echoed) or **public, computed** from those (DESIGN.md, `Report`), with
+//! one exception: the time of each charge. A charge is committed as its command starts, so the
+//! gap between two charges bounds the run time of the first command, and a run time can reveal
+//! what the guarantee hides (the number of candidate runs of a tuning, the size of the data).
+//! The times are a **curator-side record**: `budget history` shows them only when asked
+//! (`--times`), inside an object labelled `"not_private": true` ([`CuratorRecord`]).
 
 use std::path::Path;
 
@@ -79,26 +83,32 @@ pub struct BudgetHistory {
 }
 
 impl BudgetHistory {
-    /// The report of `status` and its `charges`, read from the store at `store`.
-    pub fn new(status: &Status, charges: &[ChargeRecord], store: &Path) -> Self {
+    /// The report of `status` and its `charges`, read from the store at `store`; with `times`,
+    /// each charge's [`CuratorRecord`] (when it was committed).
+    pub fn new(status: &Status, charges: &[ChargeRecord], store: &Path, times: bool) -> Self {
         let delta = status.budget.delta;
         Self {
             budget: BudgetReport::new(status, store),
             charges: charges
                 .iter()
-                .map(|c| ChargeReport::new(c, delta))
+                .map(|c| ChargeReport::new(c, delta, times))
                 .collect(),
         }
     }
 }
+
+/// What [`CuratorRecord`] says it is.
+pub const CURATOR_ONLY: &str = "NOT PRIVATE: curator-side record, not for release (a charge is \
+     committed as its command starts, so the gaps between charges reveal run times)";
 
 /// One committed charge.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChargeReport {
     /// Public input: its position in the budget's history, from 1.
     pub seq: u64,
-    /// Public input: when it was committed (ISO 8601, UTC).
-    pub time: String,
+    /// Curator-side record, only when asked for (`--times`): when it was committed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub curator: Option<CuratorRecord>,
     /// Public input: the command that charged it.
     pub command: String,
     /// Public input: the caller's label (the CLI's command line).
@@ -112,12 +122,30 @@ pub struct ChargeReport {
     pub epsilon: Option<f64>,
 }
 
+/// When a charge was committed: for the curator who runs the commands, NOT PRIVATE for anyone
+/// else. The gaps between successive charges bound the commands' run times, which are not
+/// covered by any guarantee (a tuning's run time grows with its secret number of runs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CuratorRecord {
+    /// Always true: this object is not covered by any guarantee.
+    pub not_private: bool,
+    /// [`CURATOR_ONLY`].
+    pub label: &'static str,
+    /// When the charge was committed (ISO 8601, UTC).
+    pub time: String,
+}
+
 impl ChargeReport {
-    /// The report of `c`, a charge to a budget of δ = `delta`.
-    pub fn new(c: &ChargeRecord, delta: f64) -> Self {
+    /// The report of `c`, a charge to a budget of δ = `delta`, with its [`CuratorRecord`] if
+    /// `time`.
+    pub fn new(c: &ChargeRecord, delta: f64, time: bool) -> Self {
         Self {
             seq: c.seq,
-            time: utc(c.time),
+            curator: time.then(|| CuratorRecord {
+                not_private: true,
+                label: CURATOR_ONLY,
+                time: utc(c.time),
+            }),
             command: c.command.clone(),
             label: c.label.clone(),
             guarantee: c.guarantee.clone(),
@@ -172,7 +200,7 @@ mod tests {
         let cost = Guarantee::pure(0.25, Neighbours::Replace).unwrap();
         let st = store.charge("b", &cost, "label", "select").unwrap();
         let (_, charges) = store.history("b").unwrap();
-        let h = BudgetHistory::new(&st, &charges, &path);
+        let h = BudgetHistory::new(&st, &charges, &path, false);
         let v = serde_json::to_value(&h).unwrap();
         assert_eq!(v["name"], "b");
         assert_eq!(v["neighbours"], "replace_one");
@@ -183,6 +211,15 @@ mod tests {
             v.get("budget").is_none(),
             "the budget's fields are at the top level"
         );
+        // Review item: the time of each charge was released as a public input, but the gaps
+        // between charges reveal run times. It is a labelled curator-side record, on request.
+        assert!(v["charges"][0].get("time").is_none(), "{v}");
+        assert!(v["charges"][0].get("curator").is_none(), "{v}");
+        let timed = serde_json::to_value(BudgetHistory::new(&st, &charges, &path, true)).unwrap();
+        let record = &timed["charges"][0]["curator"];
+        assert_eq!(record["not_private"], true, "{timed}");
+        assert!(record["label"].as_str().unwrap().contains("curator-side"));
+        assert_eq!(record["time"].as_str().unwrap().len(), 20, "{timed}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Each field is labelled in its doc comment (DESIGN.md, `Report`): **public input** (a
 //! setting, or computed from settings and the scripted dropouts only), **charged release** (the
-//! DP-HYPE vote, covered by `privacy`), or **NOT PRIVATE diagnostic** (computed from the
+//! DP-HYPE vote, covered by `privacy`; in research mode, since the simulation keys its noise
+//! with the released run seed: [`RESEARCH_MODE`]), or **NOT PRIVATE diagnostic** (computed from the
 //! clients' raw data or timing, present only when asked for, inside an object labelled
 //! `"not_private": true`).
 
@@ -16,6 +17,14 @@ use crate::privacy::Neighbours;
 /// The label every diagnostic object carries.
 pub const NOT_PRIVATE: &str = "NOT PRIVATE: computed from every client's raw data (or timing), \
                                no guarantee; a research evaluation, not part of the release";
+
+/// What a simulation's `research` field says. The simulation always keys its noise with the
+/// run seed (`--seed`, default 0; never the operating system): it is a research tool, and the
+/// deployment that draws its noise from the operating system is the Flower apps'.
+pub const RESEARCH_MODE: &str = "seeded simulation (research mode): the run seed keys the \
+     Skellam noise, so anyone who knows it can predict the noise and read the exact vote sum off \
+     noisy_counts; the epsilon describes the mechanism, not this output, which is NOT PRIVATE \
+     against anyone who knows the seed (the noise is never drawn from the operating system here)";
 
 /// The trust assumption behind the released ε, for `min_survivors` = t and `colluders` = c.
 pub fn assumption(t: usize, c: usize) -> String {
@@ -89,23 +98,32 @@ pub struct FederatedRun {
     pub dropout_rate: f64,
     /// Public input: the seed of the partition and local splits.
     pub data_seed: u64,
-    /// Public input: the seed of this repetition (research mode: the noise is predictable from
-    /// it).
+    /// Public input: the seed of this repetition, the key of its noise (research mode: the
+    /// noise is predictable from it; see `seeded`).
     pub seed: u64,
+    /// Public input: always true: the simulation keys its noise with `seed`, never with the
+    /// operating system's entropy, so its release is NOT PRIVATE against anyone who knows the
+    /// seed (a research run).
+    pub seeded: bool,
+    /// Public input: [`RESEARCH_MODE`], what `seeded` means for the release.
+    pub research: &'static str,
     /// Public input: local epochs per candidate.
     pub local_epochs: usize,
     /// Public input: FedAvg rounds of the reference accuracies.
     pub fedavg_rounds: usize,
-    /// Charged release (`privacy`, the client-level DP-HYPE vote): the selected candidate.
+    /// Charged release (`privacy`, the client-level DP-HYPE vote), in research mode (its noise
+    /// is keyed by `seed`): the selected candidate.
     pub selected: usize,
-    /// Charged release (`privacy`): the grid entry of `selected` (public grid, released index).
+    /// Charged release (`privacy`), in research mode: the grid entry of `selected` (public
+    /// grid, released index).
     pub selected_hyperparameters: Hyper,
     /// Public input: the clients whose vote is in the sum; it depends only on the scripted
     /// dropouts (run seed and dropout rate), never on the data.
     pub survivors: usize,
     /// Public, computed: the guarantee of the release.
     pub privacy: FederatedPrivacy,
-    /// Charged release (`privacy`, distributed Skellam noise): the one noisy vote sum.
+    /// Charged release (`privacy`, distributed Skellam noise), in research mode: the one noisy
+    /// vote sum. Its noise is keyed by `seed`, so whoever knows the seed can subtract it.
     pub noisy_counts: Vec<i64>,
     /// NOT PRIVATE diagnostic (`--diagnostics` only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -126,6 +144,8 @@ impl FederatedRun {
             dropout_rate: cfg.dropout_rate,
             data_seed: cfg.data_seed,
             seed,
+            seeded: true,
+            research: RESEARCH_MODE,
             local_epochs: cfg.local_epochs,
             fedavg_rounds: cfg.fedavg_rounds,
             selected: r.selected,

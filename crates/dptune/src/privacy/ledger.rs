@@ -15,6 +15,17 @@ use super::rdp::default_orders;
 use crate::error::{Error, Result};
 use crate::numeric::add_up;
 
+/// True when `cost` fits within `outer`: a [`Ledger`] holding exactly `outer` accepts it (the
+/// test every calibration uses, so that what it calibrates is never refused by a budget of
+/// exactly that allowance).
+pub fn fits(outer: &Guarantee, cost: &Guarantee) -> Result<bool> {
+    match Ledger::new(outer.clone())?.charge(cost) {
+        Ok(()) => Ok(true),
+        Err(Error::BudgetExceeded { .. }) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// An allowance and what has been charged against it.
 #[derive(Debug, Clone)]
 pub struct Ledger {

@@ -21,6 +21,6 @@ pub mod report;
 pub mod subsampled;
 
 pub use guarantee::{fmt_number, Bound, Guarantee, Release, Route};
-pub use ledger::Ledger;
+pub use ledger::{fits, Ledger};
 pub use neighbours::Neighbours;
 pub use rdp::{default_orders, RdpCurve, RdpPart};

@@ -15,7 +15,13 @@ use crate::privacy::pld::{dpsgd_lattice_pld, dpsgd_pld, is_grid_refusal, PldConf
 use crate::privacy::repeat::{
     base_curve, liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_guarantee, Repeats,
 };
-use crate::privacy::{default_orders, Bound, Guarantee, Ledger, Neighbours};
+#[cfg(doc)]
+use crate::privacy::Ledger;
+use crate::privacy::{default_orders, Bound, Guarantee, Neighbours};
+
+/// The calibrations' fit test, kept under this path for their callers (it lives with the
+/// [`Ledger`] so that `select` can use it too).
+pub use crate::privacy::fits;
 
 /// How candidates are chosen and what the theorem behind it charges.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -96,15 +102,6 @@ pub fn exhaustive_share(outer: &Guarantee, runs: usize) -> Result<Guarantee> {
         NonZeroUsize::new(runs)
             .ok_or_else(|| Error::invalid("runs", 0, "an exhaustive search needs a grid point"))?,
     )
-}
-
-/// True when `cost` fits within `outer`.
-pub fn fits(outer: &Guarantee, cost: &Guarantee) -> Result<bool> {
-    match Ledger::new(outer.clone())?.charge(cost) {
-        Ok(()) => Ok(true),
-        Err(Error::BudgetExceeded { .. }) => Ok(false),
-        Err(e) => Err(e),
-    }
 }
 
 /// Finds the largest per-run parameter `t` in `[low, high]` (by bisection to a relative

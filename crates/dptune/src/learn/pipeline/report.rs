@@ -29,6 +29,12 @@ pub struct TuneReport {
     pub tuner: String,
     /// Public input: the cap on candidate slots, if any.
     pub cap: Option<u64>,
+    /// Public input: whether the noise came from a caller's seed (`--seed`, `seed=`) instead
+    /// of the operating system. A seeded run is a reproducible research run and NOT PRIVATE:
+    /// anyone who knows the seed can predict every noise draw, and the same seed on
+    /// neighbouring datasets gives the same noise, so their outputs differ by the data alone.
+    /// The guarantees below then describe the mechanism, not this run.
+    pub seeded: bool,
     /// Private release, charged as `privacy.tuning`: the chosen configuration.
     pub best: Config,
     /// The guarantees (public inputs: each a function of the plan and released values).
@@ -206,6 +212,11 @@ fn timing(cap: Option<u64>) -> String {
     }
 }
 
+/// What a seeded run's output says, in the CLI's text and Python's summary alike.
+pub const SEEDED_NOTE: &str = "NOT PRIVATE: seeded run (reproducible research run): anyone who \
+                               knows the seed can predict the noise, so the guarantees above \
+                               describe the mechanism, not this output";
+
 /// (accuracy, rmse): `value` under the key of `task`'s score, the other absent.
 fn by_task<T>(task: &Task, value: T) -> (Option<T>, Option<T>) {
     match task {
@@ -218,7 +229,8 @@ impl TuneReport {
     /// The report of `outcome`, a finished run of `plan` on `data` (named `dataset`), with the
     /// final model scored on the public `test` split if there is one, and the NOT PRIVATE
     /// `comparison` if it was asked for (its score in the scorer's orientation: higher is
-    /// better, so minus the RMSE for regression).
+    /// better, so minus the RMSE for regression); `seeded` when the run's generator came from a
+    /// caller's seed rather than the operating system.
     pub fn new(
         plan: &Plan,
         dataset: &str,
@@ -226,6 +238,7 @@ impl TuneReport {
         test: Option<&Dataset>,
         outcome: &Outcome,
         comparison: Option<Scored>,
+        seeded: bool,
     ) -> Result<Self> {
         let (_, d) = plan.epsilon_delta()?;
         let r = &outcome.reported;
@@ -272,6 +285,7 @@ impl TuneReport {
             learner: plan.learner,
             tuner: describe_method(&plan.method),
             cap: plan.cap,
+            seeded,
             best: outcome.config.clone(),
             privacy: TunePrivacy {
                 epsilon: r.total.epsilon(d)?,
