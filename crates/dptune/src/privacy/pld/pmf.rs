@@ -478,7 +478,10 @@ impl LossPmf {
         let shift = (i128::from(start) - lowest).rem_euclid(n as i128) as usize;
         let (before, after) = circular.split_at(shift);
         let mut probs = buffer(kept).map_err(|e| e.refuse("times", t))?;
-        probs.extend(after.iter().chain(before).take(kept).map(normalised(n)));
+        // Two plain slice passes (a chained iterator is not vectorised).
+        let (norm, first) = (normalised(n), after.len().min(kept));
+        probs.extend(after[..first].iter().map(&norm));
+        probs.extend(before[..kept - first].iter().map(&norm));
         drop(circular);
         let err = float_error(n, kept);
         let err = err + SCALE_ERROR * (growth * total + err);
