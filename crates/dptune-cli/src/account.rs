@@ -24,7 +24,7 @@ use dptune::privacy::report::{
     GaussianAccount, GaussianCalibration, ProfileAccount, RepeatAccount, RepeatBase, ZcdpAccount,
 };
 
-use crate::flags::ignored;
+use crate::flags::refuse_unread;
 use crate::plot_file::Delivery;
 use crate::plot_file::Pending;
 use crate::progress::Progress;
@@ -253,43 +253,30 @@ fn need<T>(value: Option<T>, flag: &str, what: &str) -> Result<T, Failure> {
 
 /// Refuses the flags of `account repeat` that the chosen base or distribution does not read.
 fn validate_repeat(a: &RepeatArgs) -> Result<(), Failure> {
-    let base_flags: [(&str, bool, bool); 5] = [
-        (
-            "noise-multiplier",
-            a.noise_multiplier.is_some(),
-            matches!(a.base, Base::Gaussian | Base::Dpsgd),
-        ),
-        (
-            "sampling-rate",
-            a.sampling_rate.is_some(),
-            a.base == Base::Dpsgd,
-        ),
-        ("steps", a.steps.is_some(), a.base == Base::Dpsgd),
-        ("epsilon", a.epsilon.is_some(), a.base == Base::Pure),
-        ("rho", a.rho.is_some(), a.base == Base::Zcdp),
-    ];
-    for (flag, given, read) in base_flags {
-        if given && !read {
-            return Err(ignored(&format!("--{flag}"), "with this --base"));
-        }
-    }
+    let base_reads =
+        |read: bool, flags: &[(&str, bool)]| refuse_unread(read, "with this --base", flags);
+    base_reads(
+        matches!(a.base, Base::Gaussian | Base::Dpsgd),
+        &[("--noise-multiplier", a.noise_multiplier.is_some())],
+    )?;
+    base_reads(
+        a.base == Base::Dpsgd,
+        &[
+            ("--sampling-rate", a.sampling_rate.is_some()),
+            ("--steps", a.steps.is_some()),
+        ],
+    )?;
+    base_reads(a.base == Base::Pure, &[("--epsilon", a.epsilon.is_some())])?;
+    base_reads(a.base == Base::Zcdp, &[("--rho", a.rho.is_some())])?;
     let (mean, eta, gamma) = match a.repeats {
         RepeatKind::Poisson => (true, false, false),
         RepeatKind::Tnb => (true, true, true),
         RepeatKind::Geometric | RepeatKind::Logarithmic => (true, false, true),
     };
-    for (flag, given, read) in [
-        ("mean", a.mean.is_some(), mean),
-        ("eta", a.eta.is_some(), eta),
-        ("gamma", a.gamma.is_some(), gamma),
-    ] {
-        if given && !read {
-            return Err(ignored(
-                &format!("--{flag}"),
-                "with this --repeats (geometric fixes eta = 1, logarithmic eta = 0)",
-            ));
-        }
-    }
+    let because = "with this --repeats (geometric fixes eta = 1, logarithmic eta = 0)";
+    refuse_unread(mean, because, &[("--mean", a.mean.is_some())])?;
+    refuse_unread(eta, because, &[("--eta", a.eta.is_some())])?;
+    refuse_unread(gamma, because, &[("--gamma", a.gamma.is_some())])?;
     Ok(())
 }
 

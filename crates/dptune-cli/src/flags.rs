@@ -175,3 +175,13 @@ pub fn ignored(flag: &str, because: &str) -> Failure {
         "`{flag}` has no effect {because}; remove it (nothing was read or charged)"
     ))
 }
+
+/// Refuses the first of `flags` (name, whether it was given) that was given when this run does
+/// not `read` them, with [`ignored`] and `because`: the one rule of every command's check for
+/// flags that another flag's value makes meaningless.
+pub fn refuse_unread(read: bool, because: &str, flags: &[(&str, bool)]) -> Result<(), Failure> {
+    match flags.iter().find(|(_, given)| *given) {
+        Some((flag, _)) if !read => Err(ignored(flag, because)),
+        _ => Ok(()),
+    }
+}

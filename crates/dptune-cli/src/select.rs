@@ -10,7 +10,7 @@ use dptune::select::report::{Counts, ProbabilitiesReport, Released, SelectReport
 use dptune::select::{Goal, L2Sensitivity, Mechanism, Spec, TopKMethod};
 use dptune::Error;
 
-use crate::flags::{ignored, NeighboursArg};
+use crate::flags::{refuse_unread, NeighboursArg};
 use crate::report::{fmt_param, Failure, Report};
 
 /// Top-k method on the command line.
@@ -28,7 +28,8 @@ pub struct SelectArgs {
     /// exponential | gumbel | laplace | permute-and-flip | gaussian | gem | top-k
     #[arg(long)]
     mechanism: String,
-    /// Privacy parameter ε (per round for top-k).
+    /// Privacy parameter ε: what the selection may spend (for top-k, all k rounds together:
+    /// each round gets ε/k, rounded down).
     #[arg(long)]
     epsilon: f64,
     /// δ (gaussian only, which requires it).
@@ -100,64 +101,42 @@ const MAX_REPEAT: usize = 10_000_000;
 fn validate(a: &SelectArgs, mechanism: Mechanism) -> Result<(), Failure> {
     let is = |m: Mechanism| mechanism == m;
     let only = |m: Mechanism| format!("except with --mechanism {m}");
-    let given: [(&str, bool, bool, String); 8] = [
-        (
-            "--delta",
-            a.delta.is_some(),
-            is(Mechanism::Gaussian),
-            only(Mechanism::Gaussian),
-        ),
-        (
-            "--centred",
-            a.centred,
-            is(Mechanism::Gaussian),
-            only(Mechanism::Gaussian),
-        ),
-        (
-            "--l2-sensitivity",
-            a.l2_sensitivity.is_some(),
-            is(Mechanism::Gaussian),
-            only(Mechanism::Gaussian),
-        ),
-        (
-            "--k",
-            a.k.is_some(),
-            is(Mechanism::TopK),
-            only(Mechanism::TopK),
-        ),
-        (
-            "--top-k-method",
-            a.top_k_method.is_some(),
-            is(Mechanism::TopK),
-            only(Mechanism::TopK),
-        ),
-        (
-            "--beta",
-            a.beta.is_some(),
-            is(Mechanism::Gem),
-            only(Mechanism::Gem),
-        ),
-        (
-            "--sensitivities",
-            a.sensitivities.is_some(),
-            is(Mechanism::Gem),
-            only(Mechanism::Gem),
-        ),
-        (
-            "--sensitivity",
-            a.sensitivity.is_some(),
-            !is(Mechanism::Gem),
-            "with --mechanism gem (it reads one per candidate from --sensitivities)".into(),
-        ),
-    ];
-    for (flag, present, read, because) in &given {
-        if *present && !*read {
-            return Err(ignored(flag, because));
-        }
-    }
-    if a.monotonic && is(Mechanism::Gem) {
-        return Err(ignored("--monotonic", "with --mechanism gem"));
-    }
+    let gaussian = Mechanism::Gaussian;
+    refuse_unread(
+        is(gaussian),
+        &only(gaussian),
+        &[
+            ("--delta", a.delta.is_some()),
+            ("--centred", a.centred),
+            ("--l2-sensitivity", a.l2_sensitivity.is_some()),
+        ],
+    )?;
+    refuse_unread(
+        is(Mechanism::TopK),
+        &only(Mechanism::TopK),
+        &[
+            ("--k", a.k.is_some()),
+            ("--top-k-method", a.top_k_method.is_some()),
+        ],
+    )?;
+    refuse_unread(
+        is(Mechanism::Gem),
+        &only(Mechanism::Gem),
+        &[
+            ("--beta", a.beta.is_some()),
+            ("--sensitivities", a.sensitivities.is_some()),
+        ],
+    )?;
+    refuse_unread(
+        !is(Mechanism::Gem),
+        "with --mechanism gem (it reads one per candidate from --sensitivities)",
+        &[("--sensitivity", a.sensitivity.is_some())],
+    )?;
+    refuse_unread(
+        !is(Mechanism::Gem),
+        "with --mechanism gem",
+        &[("--monotonic", a.monotonic)],
+    )?;
     let needs = |flag: &str, present: bool| {
         if present {
             Ok(())

@@ -12,7 +12,7 @@ use dptune::study::{
 };
 use dptune::Error;
 
-use crate::flags::ignored;
+use crate::flags::refuse_unread;
 use crate::plot_file;
 use crate::plot_file::Delivery;
 use crate::progress::Progress;
@@ -113,8 +113,10 @@ const RECOMMEND_REPETITIONS: usize = 400;
 /// table's kind does not read (each would be silently dropped), and a `--plot` target that
 /// cannot be written.
 fn validate(args: &StudyArgs) -> Result<(), Failure> {
-    if args.recommend {
-        let study_only = [
+    refuse_unread(
+        !args.recommend,
+        "with --recommend (it reads only the number of candidates)",
+        &[
             ("--plot", args.plot.is_some()),
             ("--title", args.title.is_some()),
             ("--methods", !args.methods.is_empty()),
@@ -123,15 +125,9 @@ fn validate(args: &StudyArgs) -> Result<(), Failure> {
             ("--test-score", args.test_score.is_some()),
             ("--minimize", args.minimize),
             ("--maximize", args.maximize),
-        ];
-        for (flag, given) in study_only {
-            if given {
-                return Err(ignored(
-                    flag,
-                    "with --recommend (it reads only the number of candidates)",
-                ));
-            }
-        }
+        ],
+    )?;
+    if args.recommend {
         if let Some(r) = args.repetitions.filter(|&r| r > RECOMMEND_REPETITIONS) {
             return Err(Error::invalid(
                 "repetitions",
@@ -145,19 +141,14 @@ fn validate(args: &StudyArgs) -> Result<(), Failure> {
         .table
         .as_ref()
         .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
-    if json_table {
-        for (flag, given) in [
+    refuse_unread(
+        !json_table,
+        "with a JSON table (its values are the scores)",
+        &[
             ("--score", args.score.is_some()),
             ("--test-score", args.test_score.is_some()),
-        ] {
-            if given {
-                return Err(ignored(
-                    flag,
-                    "with a JSON table (its values are the scores)",
-                ));
-            }
-        }
-    }
+        ],
+    )?;
     plot_file::check(args.plot.as_deref())
 }
 

@@ -15,7 +15,8 @@ use clap::{Args, ValueEnum};
 use dptune::data::{bundled, load_csv, Dataset, Schema, BUNDLED_NAMES};
 use dptune::error::check_positive;
 use dptune::learn::pipeline::{
-    compare_on_test, tune, Events, LearnerKind, Plan, Size, SizeReport, TuneReport, COUNT_SHARE,
+    compare_on_test, released_nothing, tune, Events, LearnerKind, Plan, Size, SizeReport,
+    TuneReport, COUNT_SHARE,
 };
 use dptune::noise::SecureRng;
 use dptune::privacy::repeat::Repeats;
@@ -23,7 +24,7 @@ use dptune::privacy::{Guarantee, Route};
 use dptune::tune::{Config, Fractions, Method, SearchSpace, SpaceSpec};
 use dptune::Error;
 
-use crate::flags::ignored;
+use crate::flags::refuse_unread;
 use crate::progress::Progress;
 use crate::report::{fmt_param, Failure, Report};
 
@@ -180,50 +181,34 @@ impl TuneArgs {
 /// Refuses, before anything is read, the flags that the chosen learner or tuner does not read
 /// (each would be silently dropped), and the values no run could use.
 fn validate(a: &TuneArgs) -> Result<(), Failure> {
-    let dpsgd = matches!(a.learner, LearnerArg::DpsgdLogistic | LearnerArg::DpsgdMlp);
-    let checks: [(&str, bool, bool, &str); 6] = [
-        (
-            "--hidden",
-            a.hidden.is_some(),
-            a.learner == LearnerArg::DpsgdMlp,
-            "except with --learner dpsgd-mlp",
-        ),
-        (
-            "--threshold",
-            a.threshold.is_some(),
-            a.tuner == TunerArg::Threshold,
-            "except with --tuner threshold",
-        ),
-        (
-            "--eta",
-            a.eta.is_some(),
-            a.tuner == TunerArg::PapernotSteinke,
-            "except with --tuner papernot-steinke (liu-talwar is eta = 1)",
-        ),
-        (
-            "--mean-runs",
-            a.mean_runs.is_some(),
-            a.tuner != TunerArg::Exhaustive,
-            "with --tuner exhaustive (it runs every grid point once)",
-        ),
-        (
-            "--count-share",
-            a.count_share.is_some(),
-            dpsgd,
-            "with this --learner (only DP-SGD plans with a record count)",
-        ),
-        (
-            "--public-size",
-            a.public_size.is_some(),
-            dpsgd,
-            "with this --learner (only DP-SGD plans with a record count)",
-        ),
-    ];
-    for (flag, given, read, because) in checks {
-        if given && !read {
-            return Err(ignored(flag, because));
-        }
-    }
+    refuse_unread(
+        a.learner == LearnerArg::DpsgdMlp,
+        "except with --learner dpsgd-mlp",
+        &[("--hidden", a.hidden.is_some())],
+    )?;
+    refuse_unread(
+        a.tuner == TunerArg::Threshold,
+        "except with --tuner threshold",
+        &[("--threshold", a.threshold.is_some())],
+    )?;
+    refuse_unread(
+        a.tuner == TunerArg::PapernotSteinke,
+        "except with --tuner papernot-steinke (liu-talwar is eta = 1)",
+        &[("--eta", a.eta.is_some())],
+    )?;
+    refuse_unread(
+        a.tuner != TunerArg::Exhaustive,
+        "with --tuner exhaustive (it runs every grid point once)",
+        &[("--mean-runs", a.mean_runs.is_some())],
+    )?;
+    refuse_unread(
+        matches!(a.learner, LearnerArg::DpsgdLogistic | LearnerArg::DpsgdMlp),
+        "with this --learner (only DP-SGD plans with a record count)",
+        &[
+            ("--count-share", a.count_share.is_some()),
+            ("--public-size", a.public_size.is_some()),
+        ],
+    )?;
     match a.threshold {
         None if a.tuner == TunerArg::Threshold => {
             return Err(Failure::input(
@@ -301,11 +286,6 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     };
     plan.cap = a.cap;
     plan.check()?;
-    if a.compare && a.data.is_some() && a.test.is_none() {
-        return Err(Failure::input(
-            "--compare needs a public test split (--test)",
-        ));
-    }
     // Progress on stderr: public stages only (crate::progress), never a number computed from
     // the data, the number of runs or a run time.
     let progress = Progress::new("dptune tune");
@@ -330,24 +310,16 @@ pub fn run(a: TuneArgs) -> Result<Report, Failure> {
     };
     let outcome = tune(&plan, &data, &events, &mut rng);
     let Some(o) = outcome? else {
-        return Err(Failure {
-            message: "no release: the private tuning released nothing (⊥); the budget was \
-                      spent, nothing else is released"
-                .into(),
-            code: 3,
-        });
+        return Err(released_nothing().into());
     };
-    let comparison = match (&test, a.compare) {
-        (Some(t), true) => {
+    // Every bundled dataset has a test split, and `validate` refused --compare with --data but
+    // no --test: with --compare there is a test split here.
+    let comparison = match test.as_ref().filter(|_| a.compare) {
+        Some(t) => {
             progress.stage("not-private comparison");
             Some(compare_on_test(&plan, &o, &data, t, &mut rng)?.value)
         }
-        (None, true) => {
-            return Err(Failure::input(
-                "--compare needs a public test split (--test)",
-            ))
-        }
-        (_, false) => None,
+        None => None,
     };
     let report = TuneReport::new(&plan, &name, &data, test.as_ref(), &o, comparison)?;
     Report::of(&report, human(&report))
@@ -429,4 +401,22 @@ fn human(r: &TuneReport) -> String {
         ));
     }
     human
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `LearnerArg` is clap's copy of the library's learner names (the library type carries the
+    /// MLP's size, so clap cannot derive its values, and the library takes no UI crate): the two
+    /// lists must be the same, in the same order.
+    #[test]
+    fn learner_values_are_the_library_names() {
+        let values: Vec<String> = LearnerArg::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value())
+            .map(|p| p.get_name().to_string())
+            .collect();
+        assert_eq!(values, LearnerKind::NAMES);
+    }
 }

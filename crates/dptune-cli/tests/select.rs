@@ -136,8 +136,9 @@ fn csv_column_minimize_and_top_k() {
             "top-k",
             "--k",
             "2",
+            // The total over the two rounds (1 each).
             "--epsilon",
-            "1",
+            "2",
             "--sensitivity",
             "1",
             "--seed",

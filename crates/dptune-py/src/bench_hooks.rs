@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use dptune::data::Records;
 use dptune::noise::SecureRng;
 use dptune::privacy::{Guarantee, Release};
-use dptune::tune::{self, Config, TuneOptions, Tuner, Value};
+use dptune::tune::{self, Config, PrivateStep, TuneOptions, Tuner, Value};
 
 use crate::errors::{IntoPy, R};
 use crate::input::vec_f64;
@@ -71,14 +71,8 @@ struct Trivial;
 impl tune::Learner for Trivial {
     type Data = Nothing;
     type Model = f64;
-    fn fit(
-        &self,
-        config: &Config,
-        _data: &Nothing,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> dptune::Result<Release<f64>> {
-        let mut s = (rng.next_u64() % 1000) as f64 * 1e-6;
+    fn fit(&self, config: &Config, step: PrivateStep<'_, Nothing>) -> dptune::Result<Release<f64>> {
+        let mut s = (step.rng.next_u64() % 1000) as f64 * 1e-6;
         for v in config.values() {
             let x = match v {
                 Value::Float(x) => *x,
@@ -89,21 +83,15 @@ impl tune::Learner for Trivial {
         }
         Ok(Release {
             value: s,
-            spent: allowance.clone(),
+            spent: step.allowance.clone(),
         })
     }
 }
 impl tune::Scorer<Trivial> for Trivial {
-    fn score(
-        &self,
-        model: &f64,
-        _data: &Nothing,
-        allowance: &Guarantee,
-        _rng: &mut SecureRng,
-    ) -> dptune::Result<Release<f64>> {
+    fn score(&self, model: &f64, step: PrivateStep<'_, Nothing>) -> dptune::Result<Release<f64>> {
         Ok(Release {
             value: *model,
-            spent: allowance.clone(),
+            spent: step.allowance.clone(),
         })
     }
 }

@@ -8,11 +8,12 @@ use pyo3::prelude::*;
 
 use dptune::data::bundled;
 use dptune::learn::pipeline::{
-    compare_on_test, tune, Events, LearnerKind, Plan, Size, TuneReport, COUNT_SHARE,
+    compare_on_test, released_nothing, tune, Events, LearnerKind, Plan, Size, TuneReport,
+    COUNT_SHARE,
 };
 use dptune::tune::Fractions;
 
-use crate::errors::{invalid, IntoPy, NoRelease, R};
+use crate::errors::{invalid, IntoPy, R};
 use crate::guarantee::PyGuarantee;
 use crate::input::{rng_from, Seed};
 use crate::method::{method_over, MethodArg};
@@ -102,10 +103,7 @@ pub(crate) fn _tune_learner(
         TuneReport::new(&plan, set.name, &train, Some(&test), &outcome, comparison).map(Some)
     });
     let Some(report) = report.py()? else {
-        return Err(NoRelease::new_err(
-            "no release: the private tuning released nothing (⊥); the budget was spent, \
-             nothing else is released",
-        ));
+        return Err(released_nothing()).py();
     };
     serde_json::to_string(&report).map_err(|e| invalid("report", "unserialisable", &e.to_string()))
 }

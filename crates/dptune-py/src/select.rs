@@ -8,7 +8,8 @@ use pyo3::prelude::*;
 use dptune::noise::SecureRng;
 use dptune::privacy::Guarantee;
 use dptune::select::{
-    Goal, Mechanism, NoisyTopK, Prepared, Selection, Selector, Sensitivity, Spec, TopKMethod,
+    Goal, Mechanism, NoisyTopK, Prepared, Scores, Selection, Selector, Sensitivity, Spec,
+    TopKMethod,
 };
 
 use crate::budget;
@@ -236,8 +237,8 @@ pub(crate) fn selection_cost(
         let allowance = Mechanism::TopK
             .allowance(epsilon, delta, self::neighbours(neighbours)?)
             .py()?;
-        let sens = Sensitivity::general(1.0).py()?;
-        let t = NoisyTopK::new(&dummy, Goal::Maximize, sens, &allowance, k, m).py()?;
+        let scores = Scores::new(&dummy, Goal::Maximize, Sensitivity::general(1.0).py()?).py()?;
+        let t = NoisyTopK::new(&scores, &allowance, k, m).py()?;
         return Ok(g(t.guarantee().clone()));
     }
     let a = SelArgs {
@@ -291,7 +292,7 @@ pub(crate) fn top_k<'py>(
     let allowance = Mechanism::TopK
         .allowance(epsilon, None, self::neighbours(neighbours)?)
         .py()?;
-    let t = NoisyTopK::new(&scores, goal, sens, &allowance, k, m).py()?;
+    let t = NoisyTopK::new(&Scores::new(&scores, goal, sens).py()?, &allowance, k, m).py()?;
     let mut rng = rng_from(seed)?;
     budget::charge(budget, store.as_deref(), t.guarantee(), "top_k")?;
     let r = t.select(&mut rng);

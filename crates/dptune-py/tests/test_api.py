@@ -43,11 +43,12 @@ def test_selection_guarantee_and_probabilities():
     w = np.exp(5 * SCORES)
     assert np.allclose(p, w / w.sum(), rtol=1e-9)
     assert dptune.selection_cost(1.0) == g
-    assert dptune.selection_cost(0.5, mechanism="top-k", k=3).pure_epsilon == 1.5
+    # The top-k allowance is the total over its k rounds (0.5 each here).
+    assert dptune.selection_cost(1.5, mechanism="top-k", k=3).pure_epsilon == 1.5
 
 
 def test_top_k_and_minimize():
-    idx, g = dptune.top_k(SCORES, 50.0, 3, sensitivity=0.001, seed=1)
+    idx, g = dptune.top_k(SCORES, 150.0, 3, sensitivity=0.001, seed=1)  # 50 per round
     assert idx.dtype == np.int64 and list(idx) == [3, 5, 7]
     assert g.pure_epsilon == 150.0
     i, _ = dptune.select(SCORES, 50.0, sensitivity=0.001, goal="minimize", seed=1)

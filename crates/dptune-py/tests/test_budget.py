@@ -49,7 +49,7 @@ def test_selection_count_and_gaussian_charge_before_release(store, monkeypatch):
     dptune.budget_create("p", 2.0, 0.0, "add-remove")
     i, g = dptune.select([1.0, 5.0, 2.0], 0.5, budget="p")
     assert 0 <= i < 3 and g.pure_epsilon == 0.5
-    _, g = dptune.top_k([1.0, 5.0, 2.0], 0.25, 2, budget="p")
+    _, g = dptune.top_k([1.0, 5.0, 2.0], 0.5, 2, budget="p")  # the total: 0.25 per round
     c, g = dptune.noisy_count(10, 0.5, budget="p")
     # A long score vector takes the path that releases the GIL: charged the same way.
     i, g = dptune.select(np.arange(5000.0), 0.25, budget="p")

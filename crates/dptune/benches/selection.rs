@@ -4,7 +4,7 @@
 use dptune::noise::SecureRng;
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::select::{
-    ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Selector, Sensitivity,
+    ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Scores, Selector, Sensitivity,
 };
 
 fn main() {
@@ -36,7 +36,8 @@ fn exponential_construct_and_select(bencher: divan::Bencher, m: usize) {
     let (u, a) = (scores(m), allowance());
     let mut rng = SecureRng::seeded(1);
     bencher.bench_local(|| {
-        let em = ExponentialMechanism::new(&u, Goal::Maximize, sens(), &a).unwrap();
+        let em = ExponentialMechanism::new(&Scores::new(&u, Goal::Maximize, sens()).unwrap(), &a)
+            .unwrap();
         em.select(&mut rng).value
     });
 }
@@ -44,7 +45,8 @@ fn exponential_construct_and_select(bencher: divan::Bencher, m: usize) {
 #[divan::bench(args = SIZES, sample_count = 10)]
 fn exponential_select_only(bencher: divan::Bencher, m: usize) {
     let (u, a) = (scores(m), allowance());
-    let em = ExponentialMechanism::new(&u, Goal::Maximize, sens(), &a).unwrap();
+    let em =
+        ExponentialMechanism::new(&Scores::new(&u, Goal::Maximize, sens()).unwrap(), &a).unwrap();
     let mut rng = SecureRng::seeded(1);
     bencher.bench_local(|| em.select(&mut rng).value);
 }
@@ -54,7 +56,8 @@ fn permute_and_flip_construct_and_select(bencher: divan::Bencher, m: usize) {
     let (u, a) = (scores(m), allowance());
     let mut rng = SecureRng::seeded(2);
     bencher.bench_local(|| {
-        let pf = PermuteAndFlip::new(&u, Goal::Maximize, sens(), &a).unwrap();
+        let pf =
+            PermuteAndFlip::new(&Scores::new(&u, Goal::Maximize, sens()).unwrap(), &a).unwrap();
         pf.select(&mut rng).value
     });
 }
@@ -64,7 +67,8 @@ fn laplace_construct_and_select(bencher: divan::Bencher, m: usize) {
     let (u, a) = (scores(m), allowance());
     let mut rng = SecureRng::seeded(3);
     bencher.bench_local(|| {
-        let l = LaplaceNoisyMax::new(&u, Goal::Maximize, sens(), &a).unwrap();
+        let l =
+            LaplaceNoisyMax::new(&Scores::new(&u, Goal::Maximize, sens()).unwrap(), &a).unwrap();
         l.select(&mut rng).value
     });
 }
@@ -76,7 +80,7 @@ fn exponential_worst_case(bencher: divan::Bencher, m: usize) {
     let mut u = vec![0.0; m];
     u[m / 2] = 100.0;
     let (s, a) = (Sensitivity::general(1.0).unwrap(), allowance());
-    let em = ExponentialMechanism::new(&u, Goal::Maximize, s, &a).unwrap();
+    let em = ExponentialMechanism::new(&Scores::new(&u, Goal::Maximize, s).unwrap(), &a).unwrap();
     let mut rng = SecureRng::seeded(4);
     bencher.bench_local(|| em.select(&mut rng).value);
 }
@@ -86,7 +90,7 @@ fn permute_and_flip_worst_case(bencher: divan::Bencher, m: usize) {
     let mut u = vec![0.0; m];
     u[m / 2] = 100.0;
     let (s, a) = (Sensitivity::general(1.0).unwrap(), allowance());
-    let pf = PermuteAndFlip::new(&u, Goal::Maximize, s, &a).unwrap();
+    let pf = PermuteAndFlip::new(&Scores::new(&u, Goal::Maximize, s).unwrap(), &a).unwrap();
     let mut rng = SecureRng::seeded(5);
     bencher.bench_local(|| pf.select(&mut rng).value);
 }

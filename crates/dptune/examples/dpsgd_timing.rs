@@ -17,7 +17,7 @@ use dptune::data::{Dataset, Task};
 use dptune::learn::DpSgd;
 use dptune::noise::{GeometricGap, GeometricTrials, SecureRng};
 use dptune::privacy::{Guarantee, Neighbours};
-use dptune::tune::{Config, Learner, Value};
+use dptune::tune::{Config, Learner, PrivateStep, Value};
 
 #[path = "support/report.rs"]
 mod report;
@@ -85,7 +85,8 @@ fn run(args: &[String]) -> Result<String, String> {
         .plan(&config, dim + 1, &allowance)
         .map_err(|e| e.to_string())?;
 
-    let (model, fit_wall, fit_cpu) = timed(|| learner.fit(&config, &d, &allowance, &mut rng));
+    let (model, fit_wall, fit_cpu) =
+        timed(|| learner.fit(&config, PrivateStep::new(&d, &allowance, &mut rng)));
     black_box(model.map_err(|e| e.to_string())?);
 
     let (mut gap_cpu, mut old_cpu) = (0.0, 0.0);

@@ -36,7 +36,7 @@ use dptune::data::{bundled, Dataset, Records};
 use dptune::learn::{DpSgd, Model, Scratch};
 use dptune::noise::{GeometricGap, SecureRng};
 use dptune::privacy::{Guarantee, Neighbours};
-use dptune::tune::{split_by_coin, Config, Learner, Value};
+use dptune::tune::{split_by_coin, Config, Learner, PrivateStep, Value};
 
 /// The planned number of records of the final part (half of a noisy count of 32,500).
 const RECORDS: f64 = 16_250.0;
@@ -192,7 +192,10 @@ fn run(draws: u64, split_seed: u64) -> Result<(), String> {
             for (i, &z) in zs.iter().enumerate() {
                 let c = config(batch, clip, epochs, lr, Some(z));
                 let m = learner
-                    .fit(&c, &data, &allowance, &mut SecureRng::seeded(k))
+                    .fit(
+                        &c,
+                        PrivateStep::new(&data, &allowance, &mut SecureRng::seeded(k)),
+                    )
                     .map_err(e)?;
                 learned[i].push(m.value.accuracy(&test));
             }

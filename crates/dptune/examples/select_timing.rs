@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use dptune::noise::SecureRng;
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::select::{
-    ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Selector, Sensitivity,
+    ExponentialMechanism, Goal, LaplaceNoisyMax, PermuteAndFlip, Scores, Selector, Sensitivity,
 };
 
 #[path = "support/per_call.rs"]
@@ -40,21 +40,23 @@ fn run(args: &[String]) -> Result<String, String> {
     let a = Guarantee::pure(eps, Neighbours::AddRemove).map_err(|e| e.to_string())?;
     let mut rng = SecureRng::from_os().map_err(|e| e.to_string())?;
     let once = || -> Result<usize, String> {
+        // Validation is part of the timed construction, as it is in every front end.
+        let scored = Scores::new(&scores, Goal::Maximize, sens).map_err(|e| e.to_string())?;
         Ok(match mechanism.as_str() {
             "exponential" => {
-                ExponentialMechanism::new(&scores, Goal::Maximize, sens, &a)
+                ExponentialMechanism::new(&scored, &a)
                     .map_err(|e| e.to_string())?
                     .select(&mut rng)
                     .value
             }
             "permute-and-flip" => {
-                PermuteAndFlip::new(&scores, Goal::Maximize, sens, &a)
+                PermuteAndFlip::new(&scored, &a)
                     .map_err(|e| e.to_string())?
                     .select(&mut rng)
                     .value
             }
             "laplace" => {
-                LaplaceNoisyMax::new(&scores, Goal::Maximize, sens, &a)
+                LaplaceNoisyMax::new(&scored, &a)
                     .map_err(|e| e.to_string())?
                     .select(&mut rng)
                     .value

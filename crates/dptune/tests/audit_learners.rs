@@ -26,7 +26,7 @@ use dptune::data::{Dataset, Records, Task};
 use dptune::learn::{DpSgd, Model, ObjectivePerturbation, OutputPerturbation, RidgeSsp};
 use dptune::noise::SecureRng;
 use dptune::privacy::{Guarantee, Neighbours};
-use dptune::tune::{Config, Learner, Value};
+use dptune::tune::{Config, Learner, PrivateStep, Value};
 
 #[path = "support/learn_data.rs"]
 mod learn_data;
@@ -94,7 +94,7 @@ fn audit_learner<L: Learner<Data = Dataset, Model = Model>>(
 ) -> Audit {
     let run = |data: &Dataset, r: &mut SecureRng| {
         let release = learner
-            .fit(config, data, allowance, r)
+            .fit(config, PrivateStep::new(data, allowance, r))
             .expect("the allowance fits");
         coefficients(&release.value)
     };

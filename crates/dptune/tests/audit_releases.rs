@@ -16,7 +16,7 @@ use dptune::learn::{DpSgd, Model, NoisyAccuracy, NoisyClippedLoss};
 use dptune::noise::{GridGaussian, SecureRng};
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::select::summary::noisy_count;
-use dptune::tune::Scorer;
+use dptune::tune::{PrivateStep, Scorer};
 
 const AR: Neighbours = Neighbours::AddRemove;
 const TRIALS: u64 = 2_000_000;
@@ -69,7 +69,7 @@ fn audit_scorer<S: Scorer<DpSgd>>(
     let m = model();
     let run = |data: &Dataset, r: &mut SecureRng| {
         scorer
-            .score(&m, data, &allowance, r)
+            .score(&m, PrivateStep::new(data, &allowance, r))
             .expect("the allowance fits")
             .value
     };
@@ -104,13 +104,10 @@ fn accuracy_pure(spend: f64, seed: u64) -> Audit {
 #[test]
 fn noisy_accuracy_pure() {
     let score = |eps: f64| {
-        <NoisyAccuracy as Scorer<DpSgd>>::score(
-            &NoisyAccuracy,
-            &model(),
-            &records(3, 1.0),
-            &Guarantee::pure(eps, AR).unwrap(),
-            &mut SecureRng::seeded(1),
-        )
+        let (data, allowance) = (records(3, 1.0), Guarantee::pure(eps, AR).unwrap());
+        let mut rng = SecureRng::seeded(1);
+        let step = PrivateStep::new(&data, &allowance, &mut rng);
+        <NoisyAccuracy as Scorer<DpSgd>>::score(&NoisyAccuracy, &model(), step)
     };
     assert!(
         score(1.0).is_err(),

@@ -15,7 +15,8 @@ use dptune::noise::SecureRng;
 use dptune::privacy::{Guarantee, Neighbours};
 use dptune::select::{
     ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
-    LaplaceNoisyMax, NoisyTopK, PermuteAndFlip, Selector, Sensitivity, SparseVector, TopKMethod,
+    LaplaceNoisyMax, NoisyTopK, PermuteAndFlip, Scores, Selector, Sensitivity, SparseVector,
+    TopKMethod,
 };
 
 const AR: Neighbours = Neighbours::AddRemove;
@@ -82,14 +83,20 @@ fn em(eps: f64, m: usize, seed: u64) -> Audit {
         1.0,
         m,
         seed,
-        |s| ExponentialMechanism::new(s, MAX, general(), &pure(eps)).unwrap(),
+        |s| {
+            ExponentialMechanism::new(&Scores::new(s, MAX, general()).unwrap(), &pure(eps)).unwrap()
+        },
         |e, r| e.select(r).value,
     )
 }
 
 #[test]
 fn exponential_mechanism() {
-    let m = ExponentialMechanism::new(&[0.0; 10], MAX, general(), &pure(1.0)).unwrap();
+    let m = ExponentialMechanism::new(
+        &Scores::new(&[0.0; 10], MAX, general()).unwrap(),
+        &pure(1.0),
+    )
+    .unwrap();
     assert_eq!(m.guarantee().pure_eps(), Some(1.0));
     em(1.0, 10, 101).assert_passes();
 }
@@ -106,7 +113,7 @@ fn gumbel_noisy_max() {
         1.0,
         10,
         103,
-        |s| GumbelMax::new(s, MAX, general(), &pure(1.0)).unwrap(),
+        |s| GumbelMax::new(&Scores::new(s, MAX, general()).unwrap(), &pure(1.0)).unwrap(),
         |e, r| e.select(r).value,
     )
     .assert_passes();
@@ -118,7 +125,7 @@ fn pf(eps: f64, seed: u64) -> Audit {
         1.0,
         2,
         seed,
-        |s| PermuteAndFlip::new(s, MAX, general(), &pure(eps)).unwrap(),
+        |s| PermuteAndFlip::new(&Scores::new(s, MAX, general()).unwrap(), &pure(eps)).unwrap(),
         |e, r| e.select(r).value,
     )
 }
@@ -139,7 +146,7 @@ fn laplace(eps: f64, seed: u64) -> Audit {
         1.0,
         10,
         seed,
-        |s| LaplaceNoisyMax::new(s, MAX, general(), &pure(eps)).unwrap(),
+        |s| LaplaceNoisyMax::new(&Scores::new(s, MAX, general()).unwrap(), &pure(eps)).unwrap(),
         |e, r| e.select(r).value,
     )
 }
@@ -160,7 +167,12 @@ fn laplace_noisy_max_with_half_the_noise_is_caught() {
 fn gaussian(build_eps: f64, seed: u64) -> Audit {
     let (eps, delta) = (1.0, 1e-5);
     let make = |s: &[f64], e: f64| {
-        GaussianArgmax::new(s, MAX, general(), L2Sensitivity::General, &approx(e, delta)).unwrap()
+        GaussianArgmax::new(
+            &Scores::new(s, MAX, general()).unwrap(),
+            L2Sensitivity::General,
+            &approx(e, delta),
+        )
+        .unwrap()
     };
     let honest = make(&[0.0, 0.0], eps);
     let claimed = honest.guarantee().epsilon(delta).unwrap();
@@ -201,9 +213,7 @@ fn gaussian_argmax_with_half_the_noise_is_caught() {
     // The ε (same δ) at which the calibration gives half the honest σ.
     let sigma = |e: f64| {
         GaussianArgmax::new(
-            &[0.0, 0.0],
-            MAX,
-            general(),
+            &Scores::new(&[0.0, 0.0], MAX, general()).unwrap(),
             L2Sensitivity::General,
             &approx(e, 1e-5),
         )
@@ -263,7 +273,11 @@ fn top_k(method: TopKMethod, eps: f64, seed: u64) -> Audit {
     let mut dp = vec![1.0; m];
     dp[0] = -1.0;
     dp[1] = -1.0;
-    let make = |s: &[f64]| NoisyTopK::new(s, MAX, general(), &pure(eps), 2, method).unwrap();
+    // Two rounds at `eps` each: the allowance is their total.
+    let make = |s: &[f64]| {
+        let scores = Scores::new(s, MAX, general()).unwrap();
+        NoisyTopK::new(&scores, &pure(2.0 * eps), 2, method).unwrap()
+    };
     let (a, b) = (make(&d), make(&dp));
     let pair = Pair::new(
         "m = 10, 0 vs (-1, -1, +1, ...)",

@@ -5,7 +5,7 @@ use dptune::data::{Dataset, Task};
 use dptune::learn::{Model, NoisyClippedLoss, RidgeSsp, Scratch};
 use dptune::noise::SecureRng;
 use dptune::privacy::{Guarantee, Neighbours};
-use dptune::tune::Scorer;
+use dptune::tune::{PrivateStep, Scorer};
 
 /// 1000 records, label 2.0 for even rows and 0.5 for odd rows; the zero linear model predicts
 /// the middle of [−1, 2], 0.5. Squared errors 2.25 and 0, capped at 1: the clipped sum is
@@ -30,9 +30,7 @@ fn clipped_loss_sum_worked_number() {
         let s = <NoisyClippedLoss as Scorer<RidgeSsp>>::score(
             &scorer,
             &model,
-            &data,
-            &allowance,
-            &mut SecureRng::seeded(2),
+            PrivateStep::new(&data, &allowance, &mut SecureRng::seeded(2)),
         )
         .unwrap();
         // Noise s.d. ≈ 1.4e-4 (Laplace) or 7.1e-4 (Gaussian): 0.01 is over 14 s.d.

@@ -13,7 +13,7 @@ use dptune::select::gaussian::gaussian_rnm_probabilities;
 use dptune::select::laplace::laplace_rnm_probabilities;
 use dptune::select::{
     ExponentialMechanism, GeneralizedExponential, Goal, GumbelMax, LaplaceNoisyMax, NoisyTopK,
-    PermuteAndFlip, Selector, Sensitivity, TopKMethod,
+    PermuteAndFlip, Scores, Selector, Sensitivity, TopKMethod,
 };
 use serde_json::Value;
 
@@ -122,7 +122,11 @@ fn em_probabilities_and_samplers() {
         let eps = f(&c["inputs"]["eps"]);
         let s = sensitivity(c);
         assert_eq!(s.range(), f(&c["expected"]["range_sensitivity"]), "{id}");
-        let em = ExponentialMechanism::new(&scores, Goal::Maximize, s, &pure(eps)).unwrap();
+        let em = ExponentialMechanism::new(
+            &Scores::new(&scores, Goal::Maximize, s).unwrap(),
+            &pure(eps),
+        )
+        .unwrap();
         let want = fs(&c["expected"]["probabilities"]);
         assert_all_close(id, &em.probabilities(), &want);
         assert_eq!(
@@ -138,7 +142,11 @@ fn em_probabilities_and_samplers() {
         let mut rng = SecureRng::seeded(1000 + k as u64);
         let counts = counts_of(scores.len(), 20_000, || em.select(&mut rng).value);
         chi_square(id, &counts, &want);
-        let g = GumbelMax::new(&scores, Goal::Maximize, s, &pure(eps)).unwrap();
+        let g = GumbelMax::new(
+            &Scores::new(&scores, Goal::Maximize, s).unwrap(),
+            &pure(eps),
+        )
+        .unwrap();
         assert_eq!(g.probabilities(), em.probabilities());
         let mut rng = SecureRng::seeded(2000 + k as u64);
         let counts = counts_of(scores.len(), 20_000, || g.select(&mut rng).value);
@@ -152,9 +160,7 @@ fn pf_probabilities_and_sampler() {
         let id = c["id"].as_str().unwrap();
         let scores = fs(&c["inputs"]["scores"]);
         let pf = PermuteAndFlip::new(
-            &scores,
-            Goal::Maximize,
-            sensitivity(c),
+            &Scores::new(&scores, Goal::Maximize, sensitivity(c)).unwrap(),
             &pure(f(&c["inputs"]["eps"])),
         )
         .unwrap();
@@ -185,7 +191,11 @@ fn laplace_probabilities_and_sampler() {
             &laplace_rnm_probabilities(&scores, scale).unwrap(),
             &want,
         );
-        let lap = LaplaceNoisyMax::new(&scores, Goal::Maximize, s, &pure(eps)).unwrap();
+        let lap = LaplaceNoisyMax::new(
+            &Scores::new(&scores, Goal::Maximize, s).unwrap(),
+            &pure(eps),
+        )
+        .unwrap();
         assert!((lap.scale() / scale - 1.0).abs() < 2e-12, "{id}");
         let mut rng = SecureRng::seeded(4000 + k as u64);
         let counts = counts_of(scores.len(), 20_000, || lap.select(&mut rng).value);
@@ -262,11 +272,12 @@ fn topk_gumbel_tuples_and_sampler() {
         let i = &c["inputs"];
         let scores = fs(&i["scores"]);
         let kk = i["k"].as_u64().unwrap() as usize;
+        // The allowance is the k rounds' total (k·ε is exact for these cases, so each round
+        // runs at exactly the golden ε).
+        let total = pure(kk as f64 * f(&i["eps_per_round"]));
         let t = NoisyTopK::new(
-            &scores,
-            Goal::Maximize,
-            sensitivity(c),
-            &pure(f(&i["eps_per_round"])),
+            &Scores::new(&scores, Goal::Maximize, sensitivity(c)).unwrap(),
+            &total,
             kk,
             TopKMethod::Gumbel,
         )
@@ -308,8 +319,16 @@ fn pf_and_em_are_distinguishable() {
     // PEERS.md §2.1 item 4: the pure-DP path is PF, the zCDP path is EM; at 40 000 draws the
     // chi-square test tells them apart on scores [0, 1] at scale 1 (ε = 1, R = 1).
     let s = Sensitivity::monotonic(1.0).unwrap();
-    let em = ExponentialMechanism::new(&[0.0, 1.0], Goal::Maximize, s, &pure(1.0)).unwrap();
-    let pf = PermuteAndFlip::new(&[0.0, 1.0], Goal::Maximize, s, &pure(1.0)).unwrap();
+    let em = ExponentialMechanism::new(
+        &Scores::new(&[0.0, 1.0], Goal::Maximize, s).unwrap(),
+        &pure(1.0),
+    )
+    .unwrap();
+    let pf = PermuteAndFlip::new(
+        &Scores::new(&[0.0, 1.0], Goal::Maximize, s).unwrap(),
+        &pure(1.0),
+    )
+    .unwrap();
     assert!((em.probabilities()[1] - 0.7311).abs() < 1e-4);
     assert!((pf.probabilities()[1] - 0.8161).abs() < 1e-4);
     let mut rng = SecureRng::seeded(77);
@@ -333,22 +352,38 @@ fn minimize_selects_the_smallest() {
     let s = Sensitivity::general(1.0).unwrap();
     let losses = [5.0, 0.0, 9.0];
     let mut rng = SecureRng::seeded(8);
-    let em = ExponentialMechanism::new(&losses, Goal::Minimize, s, &pure(50.0)).unwrap();
+    let em = ExponentialMechanism::new(
+        &Scores::new(&losses, Goal::Minimize, s).unwrap(),
+        &pure(50.0),
+    )
+    .unwrap();
     assert!(em.probabilities()[1] > 0.999);
-    let pf = PermuteAndFlip::new(&losses, Goal::Minimize, s, &pure(50.0)).unwrap();
-    let lap = LaplaceNoisyMax::new(&losses, Goal::Minimize, s, &pure(50.0)).unwrap();
+    let pf = PermuteAndFlip::new(
+        &Scores::new(&losses, Goal::Minimize, s).unwrap(),
+        &pure(50.0),
+    )
+    .unwrap();
+    let lap = LaplaceNoisyMax::new(
+        &Scores::new(&losses, Goal::Minimize, s).unwrap(),
+        &pure(50.0),
+    )
+    .unwrap();
     for _ in 0..200 {
         assert_eq!(em.select(&mut rng).value, 1);
         assert_eq!(pf.select(&mut rng).value, 1);
         assert_eq!(lap.select(&mut rng).value, 1);
     }
-    let em = ExponentialMechanism::new(&losses, Goal::Maximize, s, &pure(50.0)).unwrap();
+    let em = ExponentialMechanism::new(
+        &Scores::new(&losses, Goal::Maximize, s).unwrap(),
+        &pure(50.0),
+    )
+    .unwrap();
     assert_eq!(em.select(&mut rng).value, 2);
 }
 
 #[test]
 fn bad_inputs_are_typed_errors() {
-    use dptune::select::{GaussianArgmax, L2Sensitivity, Mechanism};
+    use dptune::select::{GaussianArgmax, L2Sensitivity, Mechanism, Spec};
     use dptune::Error;
     let s = Sensitivity::general(1.0).unwrap();
     let named = |e: Error, name: &str| match e {
@@ -361,12 +396,14 @@ fn bad_inputs_are_typed_errors() {
         vec![0.0, f64::NAN],
         vec![0.0, f64::INFINITY],
     ] {
+        // Every mechanism is built on validated `Scores`; the front ends' path from raw scores.
+        let spec = Spec::new(pure(1.0), 1.0);
         named(
-            ExponentialMechanism::new(&bad, Goal::Maximize, s, &pure(1.0)).unwrap_err(),
+            Mechanism::Exponential.build(&bad, &spec).unwrap_err(),
             "scores",
         );
         named(
-            PermuteAndFlip::new(&bad, Goal::Maximize, s, &pure(1.0)).unwrap_err(),
+            Mechanism::PermuteAndFlip.build(&bad, &spec).unwrap_err(),
             "scores",
         );
     }
@@ -374,15 +411,15 @@ fn bad_inputs_are_typed_errors() {
     named(Sensitivity::general(-1.0).unwrap_err(), "sensitivity");
     named(
         Guarantee::pure(0.0, Neighbours::AddRemove)
-            .and_then(|a| ExponentialMechanism::new(&[1.0, 2.0], Goal::Maximize, s, &a))
+            .and_then(|a| {
+                ExponentialMechanism::new(&Scores::new(&[1.0, 2.0], Goal::Maximize, s).unwrap(), &a)
+            })
             .unwrap_err(),
         "epsilon",
     );
     named(
         NoisyTopK::new(
-            &[1.0, 2.0],
-            Goal::Maximize,
-            s,
+            &Scores::new(&[1.0, 2.0], Goal::Maximize, s).unwrap(),
             &pure(1.0),
             3,
             TopKMethod::Gumbel,
@@ -394,7 +431,11 @@ fn bad_inputs_are_typed_errors() {
         Mechanism::Gaussian
             .allowance(1.0, None, Neighbours::AddRemove)
             .and_then(|a| {
-                GaussianArgmax::new(&[1.0, 2.0], Goal::Maximize, s, L2Sensitivity::General, &a)
+                GaussianArgmax::new(
+                    &Scores::new(&[1.0, 2.0], Goal::Maximize, s).unwrap(),
+                    L2Sensitivity::General,
+                    &a,
+                )
             })
             .unwrap_err(),
         "delta",
@@ -409,7 +450,10 @@ fn bad_inputs_are_typed_errors() {
         "mechanism",
     );
     // −∞ marks a candidate that can never win; +∞ when minimising.
-    let em = ExponentialMechanism::new(&[1.0, f64::INFINITY, 0.0], Goal::Minimize, s, &pure(1.0))
-        .unwrap();
+    let em = ExponentialMechanism::new(
+        &Scores::new(&[1.0, f64::INFINITY, 0.0], Goal::Minimize, s).unwrap(),
+        &pure(1.0),
+    )
+    .unwrap();
     assert_eq!(em.probabilities()[1], 0.0);
 }

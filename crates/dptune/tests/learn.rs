@@ -10,7 +10,7 @@ use dptune::noise::SecureRng;
 use dptune::privacy::convert::rdp_epsilon;
 use dptune::privacy::dpsgd::dpsgd_epsilon_grid;
 use dptune::privacy::{Guarantee, Neighbours, Route};
-use dptune::tune::{Learner, Scorer, Value};
+use dptune::tune::{Learner, PrivateStep, Scorer, Value};
 use dptune::Error;
 
 #[path = "support/learn_data.rs"]
@@ -25,13 +25,19 @@ fn output_perturbation_spends_its_allowance_and_learns() {
     // Laplace) and zCDP (Gaussian) allowances are both spent within.
     let pure = Guarantee::pure(1.0, Neighbours::Replace).unwrap();
     let m = ObjectivePerturbation
-        .fit(&c, &data, &pure, &mut SecureRng::seeded(2))
+        .fit(
+            &c,
+            PrivateStep::new(&data, &pure, &mut SecureRng::seeded(2)),
+        )
         .unwrap();
     assert_eq!(m.spent.pure_eps(), Some(1.0));
     assert!(m.value.accuracy(&data) > 0.9, "{}", m.value.accuracy(&data));
     let zcdp = Guarantee::zcdp(0.1, Neighbours::Replace).unwrap();
     let m = ObjectivePerturbation
-        .fit(&c, &data, &zcdp, &mut SecureRng::seeded(2))
+        .fit(
+            &c,
+            PrivateStep::new(&data, &zcdp, &mut SecureRng::seeded(2)),
+        )
         .unwrap();
     assert!(m.spent.zcdp_rho().unwrap() <= 0.1);
     assert!(m.value.accuracy(&data) > 0.9, "{}", m.value.accuracy(&data));
@@ -39,19 +45,22 @@ fn output_perturbation_spends_its_allowance_and_learns() {
     // (here a size that differs from the record count, as a noisy count would).
     let ar = Guarantee::approx(1.0, 1e-6, Neighbours::AddRemove).unwrap();
     let e = ObjectivePerturbation
-        .fit(&c, &data, &ar, &mut SecureRng::seeded(2))
+        .fit(&c, PrivateStep::new(&data, &ar, &mut SecureRng::seeded(2)))
         .unwrap_err();
     assert!(e.to_string().contains("`allowance`"), "{e}");
     let m = OutputPerturbation::with_public_size(3900)
         .unwrap()
-        .fit(&c, &data, &ar, &mut SecureRng::seeded(2))
+        .fit(&c, PrivateStep::new(&data, &ar, &mut SecureRng::seeded(2)))
         .unwrap();
     assert!(m.spent.epsilon(1e-6).unwrap() <= 1.0);
     assert!(m.value.accuracy(&data) > 0.9, "{}", m.value.accuracy(&data));
     // Bad configurations are refused by name before any data are touched.
     let tiny = cfg(&[("regularization", Value::Float(1e-14))]);
     let e = ObjectivePerturbation
-        .fit(&tiny, &data, &zcdp, &mut SecureRng::seeded(2))
+        .fit(
+            &tiny,
+            PrivateStep::new(&data, &zcdp, &mut SecureRng::seeded(2)),
+        )
         .unwrap_err();
     assert!(e.to_string().contains("`regularization`"), "{e}");
 }
@@ -71,7 +80,7 @@ fn output_perturbation_never_fails_on_data() {
             OutputPerturbation::with_public_size(100_000).unwrap(),
         ] {
             let m = learner
-                .fit(&c, &d, &alw, &mut SecureRng::seeded(4))
+                .fit(&c, PrivateStep::new(&d, &alw, &mut SecureRng::seeded(4)))
                 .unwrap();
             assert!(m.value.params.iter().all(|p| p.is_finite()));
         }
@@ -98,7 +107,9 @@ fn output_perturbation_noise_has_the_claimed_scale() {
     let mut rng = SecureRng::seeded(5);
     let draws: Vec<f64> = (0..4000)
         .flat_map(|_| {
-            let m = learner.fit(&c, &empty, &alw, &mut rng).unwrap();
+            let m = learner
+                .fit(&c, PrivateStep::new(&empty, &alw, &mut rng))
+                .unwrap();
             m.value.params[..2].to_vec()
         })
         .collect();
@@ -114,7 +125,9 @@ fn output_perturbation_noise_has_the_claimed_scale() {
     let pure = Guarantee::pure(1.0, Neighbours::AddRemove).unwrap();
     let abs: Vec<f64> = (0..4000)
         .flat_map(|_| {
-            let m = learner.fit(&c, &empty, &pure, &mut rng).unwrap();
+            let m = learner
+                .fit(&c, PrivateStep::new(&empty, &pure, &mut rng))
+                .unwrap();
             m.value.params[..2]
                 .iter()
                 .map(|p| p.abs())
@@ -180,7 +193,10 @@ fn dpsgd_epsilon_matches_dp_accounting() {
     ));
     let data = toy(10_000);
     assert!(matches!(
-        DpSgd::linear(10_000.0).fit(&fixed, &data, &small, &mut SecureRng::seeded(3)),
+        DpSgd::linear(10_000.0).fit(
+            &fixed,
+            PrivateStep::new(&data, &small, &mut SecureRng::seeded(3))
+        ),
         Err(Error::BudgetExceeded { .. })
     ));
     // Pure allowances are refused (Gaussian noise); unknown hyperparameters too.
@@ -208,7 +224,7 @@ fn dpsgd_learns_and_scores_within_its_allowance() {
         ("batch_size", Value::Int(250)),
     ]);
     let m = DpSgd::linear(5000.0)
-        .fit(&c, &data, &alw, &mut SecureRng::seeded(4))
+        .fit(&c, PrivateStep::new(&data, &alw, &mut SecureRng::seeded(4)))
         .unwrap();
     assert!(m.spent.epsilon(1e-5).unwrap() <= 1.0);
     assert!(
@@ -219,9 +235,7 @@ fn dpsgd_learns_and_scores_within_its_allowance() {
     let s = <NoisyAccuracy as Scorer<DpSgd>>::score(
         &NoisyAccuracy,
         &m.value,
-        &data,
-        &alw,
-        &mut SecureRng::seeded(5),
+        PrivateStep::new(&data, &alw, &mut SecureRng::seeded(5)),
     )
     .unwrap();
     assert!(s.spent.epsilon(1e-5).unwrap() <= 1.0);
@@ -252,11 +266,15 @@ fn ridge_ssp_fits_a_line_within_its_allowance() {
     .unwrap();
     let alw = Guarantee::zcdp(0.5, Neighbours::AddRemove).unwrap();
     let c = cfg(&[("regularization", Value::Float(1e-3))]);
-    let m = RidgeSsp.fit(&c, &data, &alw, &mut rng).unwrap();
+    let m = RidgeSsp
+        .fit(&c, PrivateStep::new(&data, &alw, &mut rng))
+        .unwrap();
     assert!(m.spent.zcdp_rho().unwrap() <= 0.5);
     assert!(m.value.rmse(&data) < 0.05, "{}", m.value.rmse(&data));
     let pure = Guarantee::pure(1.0, Neighbours::AddRemove).unwrap();
-    assert!(RidgeSsp.fit(&c, &data, &pure, &mut rng).is_err());
+    assert!(RidgeSsp
+        .fit(&c, PrivateStep::new(&data, &pure, &mut rng))
+        .is_err());
 }
 
 #[test]
@@ -311,7 +329,7 @@ fn probe_dpsgd_on_adult() {
                 ]);
                 let t = std::time::Instant::now();
                 let m = DpSgd::linear(13_000.0)
-                    .fit(&c, &part, &alw, &mut SecureRng::seeded(4))
+                    .fit(&c, PrivateStep::new(&part, &alw, &mut SecureRng::seeded(4)))
                     .unwrap();
                 let (s, _) = DpSgd::linear(13_000.0)
                     .plan(&c, m.value.params.len(), &alw)

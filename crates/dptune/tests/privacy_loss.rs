@@ -7,8 +7,8 @@ use dptune::privacy::{Guarantee, Neighbours};
 use dptune::select::gaussian::gaussian_rnm_probabilities;
 use dptune::select::laplace::laplace_rnm_probabilities;
 use dptune::select::{
-    ExponentialMechanism, GeneralizedExponential, Goal, NoisyTopK, PermuteAndFlip, Sensitivity,
-    TopKMethod,
+    ExponentialMechanism, GeneralizedExponential, Goal, NoisyTopK, PermuteAndFlip, Scores,
+    Sensitivity, TopKMethod,
 };
 use serde_json::Value;
 
@@ -59,18 +59,26 @@ fn distribution(c: &Value, scores: &[f64]) -> Vec<f64> {
     let s = Sensitivity::new(d, mono).unwrap();
     let wrong = Sensitivity::monotonic(d).unwrap(); // R = Δ on non-monotone scores
     match i["mechanism"].as_str().unwrap() {
-        "em" => ExponentialMechanism::new(scores, Goal::Maximize, s, &pure(eps))
+        "em" => {
+            ExponentialMechanism::new(&Scores::new(scores, Goal::Maximize, s).unwrap(), &pure(eps))
+                .unwrap()
+                .probabilities()
+        }
+        "em_wrong_R" => ExponentialMechanism::new(
+            &Scores::new(scores, Goal::Maximize, wrong).unwrap(),
+            &pure(eps),
+        )
+        .unwrap()
+        .probabilities(),
+        "pf" => PermuteAndFlip::new(&Scores::new(scores, Goal::Maximize, s).unwrap(), &pure(eps))
             .unwrap()
             .probabilities(),
-        "em_wrong_R" => ExponentialMechanism::new(scores, Goal::Maximize, wrong, &pure(eps))
-            .unwrap()
-            .probabilities(),
-        "pf" => PermuteAndFlip::new(scores, Goal::Maximize, s, &pure(eps))
-            .unwrap()
-            .probabilities(),
-        "pf_wrong_R" => PermuteAndFlip::new(scores, Goal::Maximize, wrong, &pure(eps))
-            .unwrap()
-            .probabilities(),
+        "pf_wrong_R" => PermuteAndFlip::new(
+            &Scores::new(scores, Goal::Maximize, wrong).unwrap(),
+            &pure(eps),
+        )
+        .unwrap()
+        .probabilities(),
         "rnm_laplace" => laplace_rnm_probabilities(scores, s.range() / eps).unwrap(),
         "rnm_laplace_wrong_scale" => laplace_rnm_probabilities(scores, d / eps).unwrap(),
         "gem" => GeneralizedExponential::new(
@@ -83,12 +91,12 @@ fn distribution(c: &Value, scores: &[f64]) -> Vec<f64> {
         .unwrap()
         .probabilities(),
         "topk" => {
+            // The allowance is the k rounds' total: ε per round.
+            let k = i["k"].as_u64().unwrap() as usize;
             let t = NoisyTopK::new(
-                scores,
-                Goal::Maximize,
-                s,
-                &pure(eps),
-                i["k"].as_u64().unwrap() as usize,
+                &Scores::new(scores, Goal::Maximize, s).unwrap(),
+                &pure(k as f64 * eps),
+                k,
                 TopKMethod::Gumbel,
             )
             .unwrap();
@@ -233,12 +241,15 @@ fn every_mechanism_respects_its_epsilon_on_neighbours() {
             let s = Sensitivity::new(delta, mono).unwrap();
             for (u, v) in neighbour_pairs(&mut rng, m, delta, mono) {
                 let em = |x: &[f64]| {
-                    ExponentialMechanism::new(x, Goal::Maximize, s, &pure(eps))
-                        .unwrap()
-                        .probabilities()
+                    ExponentialMechanism::new(
+                        &Scores::new(x, Goal::Maximize, s).unwrap(),
+                        &pure(eps),
+                    )
+                    .unwrap()
+                    .probabilities()
                 };
                 let pf = |x: &[f64]| {
-                    PermuteAndFlip::new(x, Goal::Maximize, s, &pure(eps))
+                    PermuteAndFlip::new(&Scores::new(x, Goal::Maximize, s).unwrap(), &pure(eps))
                         .unwrap()
                         .probabilities()
                 };
@@ -252,18 +263,20 @@ fn every_mechanism_respects_its_epsilon_on_neighbours() {
                 );
                 // Minimising is the same mechanism on negated scores.
                 let emn = |x: &[f64]| {
-                    ExponentialMechanism::new(x, Goal::Minimize, s, &pure(eps))
-                        .unwrap()
-                        .probabilities()
+                    ExponentialMechanism::new(
+                        &Scores::new(x, Goal::Minimize, s).unwrap(),
+                        &pure(eps),
+                    )
+                    .unwrap()
+                    .probabilities()
                 };
                 assert!(max_log_ratio(&emn(&u), &emn(&v)) <= tol);
                 if m >= 3 {
                     let topk = |x: &[f64]| {
+                        // Two rounds at ε each: the allowance is their total.
                         let t = NoisyTopK::new(
-                            x,
-                            Goal::Maximize,
-                            s,
-                            &pure(eps),
+                            &Scores::new(x, Goal::Maximize, s).unwrap(),
+                            &pure(2.0 * eps),
                             2,
                             TopKMethod::PermuteAndFlip,
                         )

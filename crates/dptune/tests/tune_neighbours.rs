@@ -9,7 +9,7 @@ use dptune::learn::pipeline::{tune, Events, LearnerKind, Plan, Size, SizeUsed};
 use dptune::learn::DpSgd;
 use dptune::noise::SecureRng;
 use dptune::privacy::{Guarantee, Neighbours};
-use dptune::tune::{Config, Domain, Learner, SearchSpace, Value};
+use dptune::tune::{Config, Domain, Learner, PrivateStep, SearchSpace, Value};
 
 #[path = "support/learn_data.rs"]
 mod learn_data;
@@ -35,7 +35,7 @@ fn dpsgd_spends_the_same_on_neighbours_and_on_no_data() {
     let alw = Guarantee::approx(1.0, 1e-5, Neighbours::AddRemove).unwrap();
     let c = sgd_config();
     let spent = |l: DpSgd, data: &Dataset| {
-        l.fit(&c, data, &alw, &mut SecureRng::seeded(2))
+        l.fit(&c, PrivateStep::new(data, &alw, &mut SecureRng::seeded(2)))
             .unwrap()
             .spent
     };
@@ -51,17 +51,23 @@ fn dpsgd_spends_the_same_on_neighbours_and_on_no_data() {
     assert_ne!(leaky(&d), leaky(&d1));
     // No data: every step releases noise only; the model is finite and moved off zero.
     let m = l
-        .fit(&c, &empty, &alw, &mut SecureRng::seeded(3))
+        .fit(
+            &c,
+            PrivateStep::new(&empty, &alw, &mut SecureRng::seeded(3)),
+        )
         .unwrap()
         .value;
     assert!(m.params.iter().all(|w| w.is_finite()));
     assert!(m.params.iter().any(|&w| w != 0.0));
     // A schedule is refused for its public size only, never for the data.
     assert!(DpSgd::linear(0.0)
-        .fit(&c, &d, &alw, &mut SecureRng::seeded(4))
+        .fit(&c, PrivateStep::new(&d, &alw, &mut SecureRng::seeded(4)))
         .is_err());
     assert!(DpSgd::linear(0.4)
-        .fit(&c, &empty, &alw, &mut SecureRng::seeded(4))
+        .fit(
+            &c,
+            PrivateStep::new(&empty, &alw, &mut SecureRng::seeded(4))
+        )
         .is_ok());
 }
 
@@ -74,11 +80,16 @@ fn dpsgd_learns_on_its_planned_size_and_spends_the_same_on_fewer_records() {
     let alw = Guarantee::approx(4.0, 1e-5, Neighbours::AddRemove).unwrap();
     let c = sgd_config();
     let l = DpSgd::linear(1500.0);
-    let full = l.fit(&c, &d, &alw, &mut SecureRng::seeded(5)).unwrap();
+    let full = l
+        .fit(&c, PrivateStep::new(&d, &alw, &mut SecureRng::seeded(5)))
+        .unwrap();
     let acc = full.value.accuracy(&d);
     assert!(acc > 0.85, "{acc}");
     let tenth = l
-        .fit(&c, &first(&d, 150), &alw, &mut SecureRng::seeded(5))
+        .fit(
+            &c,
+            PrivateStep::new(&first(&d, 150), &alw, &mut SecureRng::seeded(5)),
+        )
         .unwrap();
     assert_eq!(full.spent, tenth.spent);
 }

@@ -12,8 +12,8 @@ use dptune::privacy::repeat::Repeats;
 use dptune::privacy::Guarantee;
 use dptune::tune::baseline::{oracle_best, NonPrivate};
 use dptune::tune::{
-    calibrate, split_by_coin, split_tune_final, Domain, Fractions, Learner, Method, SearchSpace,
-    Selected, TuneOptions, Tuner, Value,
+    calibrate, split_by_coin, split_tune_final, Domain, Fractions, Learner, Method, PrivateStep,
+    SearchSpace, Selected, TuneOptions, Tuner, Value,
 };
 use dptune::Error;
 
@@ -197,7 +197,7 @@ fn split_tune_final_is_parallel() {
         &tuner,
         &learner,
         &CountScorer,
-        |c, d, a, r| learner.fit(c, d, a, r),
+        |c, step| learner.fit(c, step),
         &d,
         &outer,
         fr,
@@ -220,7 +220,10 @@ fn split_tune_final_is_parallel() {
         &tuner,
         &learner,
         &CountScorer,
-        |c, d, _, r| learner.fit(c, d, &Guarantee::pure(2.0, AR).unwrap(), r),
+        |c, step: PrivateStep<'_, Bits>| {
+            let greedy = Guarantee::pure(2.0, AR).unwrap();
+            learner.fit(c, PrivateStep::new(step.data, &greedy, step.rng))
+        },
         &d,
         &outer,
         fr,

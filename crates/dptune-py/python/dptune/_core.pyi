@@ -206,7 +206,8 @@ def top_k(
     budget: Optional[str] = None,
     store: Optional[StrPath] = None,
 ) -> Tuple[npt.NDArray[np.int64], Guarantee]:
-    """The k best candidates in order, privately; ``epsilon`` is per round (k·ε in total).
+    """The k best candidates in order, privately; ``epsilon`` is the total over the k rounds
+    (each runs at ε/k rounded down; the returned guarantee is what was spent, at most ε).
     ``budget``/``store``: charged before anything is sampled, as in :func:`select_index`."""
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:

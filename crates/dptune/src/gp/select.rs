@@ -22,7 +22,7 @@ use crate::numeric::{add_up, mul_up};
 use crate::privacy::gaussian::gaussian_sigma;
 use crate::privacy::{Guarantee, Neighbours, Release};
 use crate::select::exponential::em_guarantee;
-use crate::select::{ExponentialMechanism, Goal, Selector, Sensitivity};
+use crate::select::{ExponentialMechanism, Goal, Scores, Selector, Sensitivity};
 
 /// A fold assignment: point i is a test point of fold `of[i]` and a training point of the others.
 /// It is drawn independently of the outputs.
@@ -235,7 +235,11 @@ impl NonPrivateScores {
         }
         let sens = Sensitivity::general(self.sensitivity())?;
         let allowance = Guarantee::pure(eps_select, Neighbours::Replace)?;
-        ExponentialMechanism::new(&self.scores, Goal::Maximize, sens, &allowance).map(Some)
+        ExponentialMechanism::new(
+            &Scores::new(&self.scores, Goal::Maximize, sens)?,
+            &allowance,
+        )
+        .map(Some)
     }
 
     /// The exponential mechanism's selection probabilities at `eps_select`: the exact

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::data::Dataset;
 use crate::data::Records;
 use crate::error::{Error, Result};
-use crate::noise::{GeometricGap, GridGaussian, SecureRng};
+use crate::noise::{GeometricGap, GridGaussian};
 use crate::numeric::GridSum;
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
 use crate::resources::try_filled;
@@ -16,7 +16,7 @@ use crate::tune::cost::{
     dpsgd_spend_by, fits, smallest_dpsgd_noise, DpSgdNoise, DpSgdRoutes, NOISE_MULTIPLIERS,
 };
 use crate::tune::space::Rule;
-use crate::tune::{Config, Learner};
+use crate::tune::{Config, Learner, PrivateStep};
 use num_traits::ToPrimitive;
 
 use super::check_names;
@@ -402,11 +402,14 @@ impl DpSgd {
     pub fn fit_scheduled(
         &self,
         config: &Config,
-        data: &Dataset,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
+        step: PrivateStep<'_, Dataset>,
         on_epoch: &dyn Fn(u64),
     ) -> Result<(Release<Model>, Schedule)> {
+        let PrivateStep {
+            data,
+            allowance,
+            rng,
+        } = step;
         let mut model = self.init(data)?;
         let p = model.params.len();
         let (sched, spent) = self.plan(config, p, allowance)?;
@@ -463,14 +466,8 @@ impl Learner for DpSgd {
     type Data = Dataset;
     type Model = Model;
 
-    fn fit(
-        &self,
-        config: &Config,
-        data: &Dataset,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<Model>> {
-        Ok(self.fit_scheduled(config, data, allowance, rng, &|_| {})?.0)
+    fn fit(&self, config: &Config, step: PrivateStep<'_, Dataset>) -> Result<Release<Model>> {
+        Ok(self.fit_scheduled(config, step, &|_| {})?.0)
     }
 }
 
@@ -478,6 +475,7 @@ impl Learner for DpSgd {
 mod tests {
     use super::*;
     use crate::learn::pipeline::{LearnerKind, Plan};
+    use crate::noise::SecureRng;
     use crate::tune::cost::smallest_fitting;
 
     /// The smallest z_request fitting `allowance` by the lattice RDP curve alone: the
@@ -597,7 +595,11 @@ mod tests {
                     tail,
                     ..DpSgd::linear(16_250.0)
                 }
-                .fit_scheduled(&config, &data, &allowance, &mut rng, &|_| {})
+                .fit_scheduled(
+                    &config,
+                    PrivateStep::new(&data, &allowance, &mut rng),
+                    &|_| {},
+                )
                 .unwrap()
                 .0
                 .value

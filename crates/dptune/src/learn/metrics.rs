@@ -8,7 +8,7 @@ use crate::numeric::GridSum;
 use crate::privacy::{Bound, Guarantee, Release};
 use crate::tune::baseline::ExactScorer;
 use crate::tune::cost::fits;
-use crate::tune::{Learner, Scorer};
+use crate::tune::{Learner, PrivateStep, Scorer};
 
 use super::model::{Model, Scratch};
 use super::rho_within;
@@ -55,42 +55,37 @@ impl CountNoise {
 pub struct NoisyAccuracy;
 
 impl<L: Learner<Data = Dataset, Model = Model>> Scorer<L> for NoisyAccuracy {
-    fn score(
-        &self,
-        model: &Model,
-        data: &Dataset,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<f64>> {
-        let n = allowance.neighbours();
-        let (noise, spent) = if let [Bound::Pure { eps }] = allowance.bounds() {
+    fn score(&self, model: &Model, step: PrivateStep<'_, Dataset>) -> Result<Release<f64>> {
+        let n = step.allowance.neighbours();
+        let (noise, spent) = if let [Bound::Pure { eps }] = step.allowance.bounds() {
             let s = (eps * DEN as f64).floor() as u64;
             if s == 0 {
-                return Err(refused(allowance, "noisy accuracy"));
+                return Err(refused(step.allowance, "noisy accuracy"));
             }
             let lap = DiscreteLaplace::new(s, DEN)?;
             let spent = Guarantee::pure((s as f64 / DEN as f64).next_up(), n)?;
             (CountNoise::Laplace(lap), spent)
         } else {
-            let rho = rho_within(allowance)?.ok_or_else(|| refused(allowance, "noisy accuracy"))?;
+            let rho = rho_within(step.allowance)?
+                .ok_or_else(|| refused(step.allowance, "noisy accuracy"))?;
             let num = (DEN as f64 / (2.0 * rho)).ceil();
             if num >= u64::MAX as f64 {
-                return Err(refused(allowance, "noisy accuracy"));
+                return Err(refused(step.allowance, "noisy accuracy"));
             }
             let num = num as u64;
             let dg = DiscreteGaussian::new(num, DEN)?;
             let spent = Guarantee::zcdp((DEN as f64 / (2.0 * num as f64)).next_up(), n)?;
             (CountNoise::Gaussian(Box::new(dg)), spent)
         };
-        if !fits(allowance, &spent)? {
-            return Err(refused(allowance, "noisy accuracy"));
+        if !fits(step.allowance, &spent)? {
+            return Err(refused(step.allowance, "noisy accuracy"));
         }
         let mut s = Scratch::default();
-        let correct = (0..data.len())
-            .filter(|&i| model.predict_class(data.row(i), &mut s) == data.class(i))
+        let correct = (0..step.data.len())
+            .filter(|&i| model.predict_class(step.data.row(i), &mut s) == step.data.class(i))
             .count() as i64;
         Ok(Release {
-            value: (correct + noise.sample(rng)) as f64,
+            value: (correct + noise.sample(step.rng)) as f64,
             spent,
         })
     }
@@ -139,41 +134,39 @@ pub struct NoisyClippedLoss {
 }
 
 impl<L: Learner<Data = Dataset, Model = Model>> Scorer<L> for NoisyClippedLoss {
-    fn score(
-        &self,
-        model: &Model,
-        data: &Dataset,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<f64>> {
+    fn score(&self, model: &Model, step: PrivateStep<'_, Dataset>) -> Result<Release<f64>> {
         let cap = crate::error::check_positive("cap", self.cap)?;
-        let n = allowance.neighbours();
-        let (noise, spent) = if let [Bound::Pure { eps }] = allowance.bounds() {
+        let n = step.allowance.neighbours();
+        let (noise, spent) = if let [Bound::Pure { eps }] = step.allowance.bounds() {
             let m = GridLaplace::new(cap, *eps)?;
             let spent = Guarantee::pure(m.epsilon(), n)?;
             (LossNoise::Laplace(m), spent)
         } else {
-            let rho = rho_within(allowance)?.ok_or_else(|| refused(allowance, "clipped loss"))?;
+            let rho = rho_within(step.allowance)?
+                .ok_or_else(|| refused(step.allowance, "clipped loss"))?;
             let m = GridGaussian::new(cap, cap / (2.0 * rho).sqrt() * (1.0 + 1e-6), 1)?;
             let spent = Guarantee::zcdp(m.rho(), n)?;
-            if !fits(allowance, &spent)? {
-                return Err(refused(allowance, "clipped loss"));
+            if !fits(step.allowance, &spent)? {
+                return Err(refused(step.allowance, "clipped loss"));
             }
             (LossNoise::Gaussian(Box::new(m)), spent)
         };
         let mut total = GridSum::new(noise.resolution(), cap, "cap", 1)?;
         let mut s = Scratch::default();
-        for i in 0..data.len() {
-            let x = data.row(i);
+        for i in 0..step.data.len() {
+            let x = step.data.row(i);
             let l = if model.target.is_some() {
-                (model.predict_value(x, &mut s) - data.labels()[i]).powi(2)
+                (model.predict_value(x, &mut s) - step.data.labels()[i]).powi(2)
             } else {
-                -model.probability(x, data.class(i), &mut s).max(1e-300).ln()
+                -model
+                    .probability(x, step.data.class(i), &mut s)
+                    .max(1e-300)
+                    .ln()
             };
             // NaN counts as the worst loss; GridSum clips every term to [0, cap] on the grid.
             total.add(&[if l.is_nan() { cap } else { l.min(cap) }])?;
         }
-        let noisy = total.release(|| noise.sample(rng))[0];
+        let noisy = total.release(|| noise.sample(step.rng))[0];
         Ok(Release {
             value: -noisy,
             spent,

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::noise::{GridGaussian, GridLaplace, SecureRng};
 use crate::privacy::{Bound, Guarantee, Neighbours, Release};
 use crate::tune::cost::fits;
-use crate::tune::{Config, Learner};
+use crate::tune::{Config, Learner, PrivateStep};
 
 use super::certified::Problem;
 use super::model::Model;
@@ -185,32 +185,26 @@ impl Learner for OutputPerturbation {
     type Data = Dataset;
     type Model = Model;
 
-    fn fit(
-        &self,
-        config: &Config,
-        data: &Dataset,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<Model>> {
+    fn fit(&self, config: &Config, step: PrivateStep<'_, Dataset>) -> Result<Release<Model>> {
         let lambda = regularization(config)?;
-        if data.task().classes() != 2 {
+        if step.data.task().classes() != 2 {
             return Err(Error::invalid(
                 "learner",
                 "output perturbation",
                 "needs a binary label",
             ));
         }
-        let n = self.size(data, allowance.neighbours())?;
-        let dim = data.dim();
-        let (noise, spent) = Noise::within(allowance, Self::sensitivity(n, lambda), dim + 1)?;
-        let problem = Problem::new(data, n, lambda, Self::tolerance(n), NEWTON_STEPS)?;
+        let n = self.size(step.data, step.allowance.neighbours())?;
+        let dim = step.data.dim();
+        let (noise, spent) = Noise::within(step.allowance, Self::sensitivity(n, lambda), dim + 1)?;
+        let problem = Problem::new(step.data, n, lambda, Self::tolerance(n), NEWTON_STEPS)?;
         // Everything above depends on public inputs only; nothing below can fail on data
         // (the certified point is finite, so the noise accepts it).
         let solution = problem.solve();
         debug_assert!(solution.distance <= Self::tolerance(n) / lambda * (1.0 + 1e-9));
-        let noisy = noise.release(rng, &solution.theta)?;
+        let noisy = noise.release(step.rng, &solution.theta)?;
         let a = problem.scale();
-        let mut model = Model::linear(dim, data.task(), a);
+        let mut model = Model::linear(dim, step.data.task(), a);
         model.params[..dim].copy_from_slice(&noisy[..dim]);
         model.params[dim] = a * noisy[dim];
         Ok(Release {

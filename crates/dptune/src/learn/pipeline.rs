@@ -24,8 +24,8 @@ use crate::privacy::{Guarantee, Ledger, Neighbours, Release, Route};
 use crate::tune::cost::calibrate;
 use crate::tune::tuner::capped_delta;
 use crate::tune::{
-    split_tune_final, Config, Fractions, Learner, Method, Progress, Scorer, SearchSpace,
-    TuneOptions, Tuner,
+    split_tune_final, Config, Fractions, Learner, Method, PrivateStep, Progress, Scorer,
+    SearchSpace, TuneOptions, Tuner,
 };
 
 use super::{DpSgd, Model, NoisyAccuracy, NoisyClippedLoss, ObjectivePerturbation, RidgeSsp};
@@ -385,8 +385,7 @@ impl Plan {
 /// A final fit's release and, for DP-SGD, the noise multiplier it ran with.
 type Fitted = (Release<Model>, Option<f64>);
 
-type FinalFit<'a, L> =
-    &'a dyn Fn(&L, &Config, &Dataset, &Guarantee, &mut SecureRng) -> Result<Fitted>;
+type FinalFit<'a, L> = &'a dyn Fn(&L, &Config, PrivateStep<'_, Dataset>) -> Result<Fitted>;
 
 /// The learner for a planned number of records (`None` for learners that need none).
 type MakeLearner<'a, L> = &'a dyn Fn(Option<f64>) -> Result<L>;
@@ -450,8 +449,8 @@ fn tune_with<L: Learner<Data = Dataset, Model = Model>>(
     };
     let learner = make(expected.map(|e| e.0))?;
     let mut final_noise_multiplier = None;
-    let fit = |c: &Config, d: &Dataset, a: &Guarantee, r: &mut SecureRng| {
-        let (fitted, z) = final_fit(&make(expected.map(|e| e.1))?, c, d, a, r)?;
+    let fit = |c: &Config, step: PrivateStep<'_, Dataset>| {
+        let (fitted, z) = final_fit(&make(expected.map(|e| e.1))?, c, step)?;
         final_noise_multiplier = z;
         Ok(fitted)
     };
@@ -513,7 +512,7 @@ impl Plan {
 /// for DP-SGD without a public size, a noisy record count is released (charged); the per-run
 /// budget is calibrated and the whole cost checked against (ε, δ) before any candidate runs.
 /// Nothing released or decided depends on the exact number of records. Returns `None` when the
-/// tuning released ⊥ (nothing else is released then).
+/// tuning released ⊥ (nothing else is released then; front ends report [`released_nothing`]).
 pub fn tune(
     plan: &Plan,
     data: &Dataset,
@@ -525,6 +524,16 @@ pub fn tune(
     let budget = plan.budget()?;
     let size = release_size(plan, &budget, data, rng)?;
     run_planned(plan, &budget, size, data, events, rng)
+}
+
+/// The refusal a front end reports when [`tune`] returned `None`: the tuning released ⊥, its
+/// budget is spent and nothing else is released. One message for the CLI and Python.
+pub fn released_nothing() -> Error {
+    Error::NoRelease {
+        reason: "the private tuning released nothing (⊥); the budget was spent, nothing else is \
+                 released"
+            .into(),
+    }
 }
 
 /// Everything after the record count: dispatch on the learner.
@@ -543,12 +552,12 @@ fn run_planned(
                     f(e, total)
                 }
             };
-            let fit: FinalFit<'_, DpSgd> = &|l, c, d, a, r| {
+            let fit: FinalFit<'_, DpSgd> = &|l, c, step| {
                 let total = c
                     .get("epochs")
                     .and_then(|v| v.as_i64("epochs").ok())
                     .unwrap_or(0) as u64;
-                let (release, schedule) = l.fit_scheduled(c, d, a, r, &|e| on_epoch(e, total))?;
+                let (release, schedule) = l.fit_scheduled(c, step, &|e| on_epoch(e, total))?;
                 Ok((release, Some(schedule.z_request)))
             };
             let make = |r| dpsgd(kind, r);
@@ -580,11 +589,9 @@ fn run_planned(
 fn plain_fit<L: Learner<Data = Dataset, Model = Model>>(
     l: &L,
     c: &Config,
-    d: &Dataset,
-    a: &Guarantee,
-    r: &mut SecureRng,
+    step: PrivateStep<'_, Dataset>,
 ) -> Result<Fitted> {
-    Ok((l.fit(c, d, a, r)?, None))
+    Ok((l.fit(c, step)?, None))
 }
 
 #[cfg(test)]

@@ -5,11 +5,11 @@ use nalgebra::{DMatrix, DVector};
 use crate::data::Records;
 use crate::data::{Dataset, Task};
 use crate::error::{Error, Result};
-use crate::noise::{GridGaussian, SecureRng};
+use crate::noise::GridGaussian;
 use crate::numeric::GridSum;
 use crate::privacy::{Bound, Guarantee, Release};
 use crate::tune::cost::fits;
-use crate::tune::{Config, Learner};
+use crate::tune::{Config, Learner, PrivateStep};
 
 use super::model::Model;
 use super::{regularization, rho_within};
@@ -43,63 +43,60 @@ impl Learner for RidgeSsp {
     type Data = Dataset;
     type Model = Model;
 
-    fn fit(
-        &self,
-        config: &Config,
-        data: &Dataset,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<Model>> {
+    fn fit(&self, config: &Config, step: PrivateStep<'_, Dataset>) -> Result<Release<Model>> {
         let lambda = regularization(config)?;
-        let Task::Regression { low, high } = *data.task() else {
+        let Task::Regression { low, high } = *step.data.task() else {
             return Err(Error::invalid(
                 "learner",
                 "ridge",
                 "needs a numeric (regression) label",
             ));
         };
-        if matches!(allowance.bounds(), [Bound::Pure { .. }]) {
+        if matches!(step.allowance.bounds(), [Bound::Pure { .. }]) {
             return Err(Error::invalid(
                 "allowance",
-                allowance,
+                step.allowance,
                 "Gaussian noise has no pure-DP guarantee",
             ));
         }
-        let nb = allowance.neighbours();
+        let nb = step.allowance.neighbours();
         let sensitivity = match nb {
             crate::privacy::Neighbours::AddRemove => 2f64.sqrt().next_up(),
             crate::privacy::Neighbours::Replace => (2.0 * 2f64.sqrt()).next_up(),
         };
-        let rho = rho_within(allowance)?.ok_or_else(|| Error::BudgetExceeded {
-            allowance: allowance.to_string(),
+        let rho = rho_within(step.allowance)?.ok_or_else(|| Error::BudgetExceeded {
+            allowance: step.allowance.to_string(),
             spent: "nothing".into(),
             requested: "ridge sufficient statistics".into(),
         })?;
-        let dim = data.dim();
+        let dim = step.data.dim();
         let d = dim + 1;
         let m = d * (d + 1) / 2;
         let sigma = sensitivity / (2.0 * rho).sqrt() * (1.0 + 1e-6);
         let mech = GridGaussian::new(sensitivity, sigma, m + d)?;
         let spent = Guarantee::zcdp(mech.rho(), nb)?;
-        if !fits(allowance, &spent)? {
+        if !fits(step.allowance, &spent)? {
             return Err(Error::BudgetExceeded {
-                allowance: allowance.to_string(),
+                allowance: step.allowance.to_string(),
                 spent: "nothing".into(),
                 requested: spent.to_string(),
             });
         }
-        let a = 1.0 / (data.max_norm() * data.max_norm() + 1.0).sqrt().next_up();
+        let a = 1.0
+            / (step.data.max_norm() * step.data.max_norm() + 1.0)
+                .sqrt()
+                .next_up();
         // One record's statistics, clipped on the noise grid to the add/remove sensitivity √2
         // and summed exactly (see the type's doc: no floating-point slack to charge).
         let mut stats = GridSum::new(mech.resolution(), 2f64.sqrt(), "sensitivity", m + d)?;
         let mut term = vec![0.0; m + d];
         let mut x = vec![0.0; d];
-        for i in 0..data.len() {
-            for (j, v) in data.row(i).iter().enumerate() {
+        for i in 0..step.data.len() {
+            for (j, v) in step.data.row(i).iter().enumerate() {
                 x[j] = a * v;
             }
             x[dim] = a;
-            let y = 2.0 * (data.labels()[i] - low) / (high - low) - 1.0;
+            let y = 2.0 * (step.data.labels()[i] - low) / (high - low) - 1.0;
             let mut t = 0;
             for j in 0..d {
                 for k in j..d {
@@ -112,7 +109,7 @@ impl Learner for RidgeSsp {
             }
             stats.add(&term)?;
         }
-        let noisy = stats.release(|| mech.grid_noise().sample(rng));
+        let noisy = stats.release(|| mech.grid_noise().sample(step.rng));
         let mut xtx = DMatrix::<f64>::identity(d, d) * lambda;
         let mut t = 0;
         for j in 0..d {
@@ -129,7 +126,7 @@ impl Learner for RidgeSsp {
             Some(c) => c.solve(&xty),
             None => xtx.lu().solve(&xty).unwrap_or_else(|| DVector::zeros(d)),
         };
-        let mut model = Model::linear(dim, data.task(), a);
+        let mut model = Model::linear(dim, step.data.task(), a);
         model.params[..dim].copy_from_slice(&w.as_slice()[..dim]);
         model.params[dim] = a * w[dim];
         Ok(Release {

@@ -6,6 +6,7 @@
 //! Conversions go only toward weaker guarantees and round outward.
 
 use std::fmt;
+use std::num::NonZeroUsize;
 
 use serde::Serialize;
 
@@ -435,6 +436,39 @@ impl Guarantee {
             bounds,
             pld: None,
         })
+    }
+
+    /// The share of this allowance that each of `parts` sequentially composed releases may
+    /// spend: the native additive parameters divided by `parts` (ε and δ; ε; ρ; an RDP curve
+    /// pointwise on the default orders), each rounded down so that `parts` shares, composed with
+    /// outward rounding, never exceed the whole. The allowance must be a single bound (as a
+    /// [`super::Ledger`] allowance is); anything else is an invalid `allowance`.
+    pub fn share(&self, parts: NonZeroUsize) -> Result<Guarantee> {
+        let m = parts.get() as f64;
+        let down = |x: f64| {
+            let s = x / m;
+            if mul_up(s, m) > x {
+                s.next_down()
+            } else {
+                s
+            }
+        };
+        let n = self.neighbours;
+        match self.bounds() {
+            [Bound::Pure { eps }] => Guarantee::pure(down(*eps), n),
+            [Bound::Approx { eps, delta }] => Guarantee::approx(down(*eps), down(*delta), n),
+            [Bound::Zcdp { rho }] => Guarantee::zcdp(down(*rho), n),
+            [Bound::Rdp(curve)] => {
+                let orders = default_orders();
+                let values = orders.iter().map(|&a| down(curve.eval(a))).collect();
+                Ok(Guarantee::rdp(RdpCurve::table(orders, values)?, n))
+            }
+            _ => Err(Error::invalid(
+                "allowance",
+                self,
+                "an allowance is a single bound",
+            )),
+        }
     }
 
     /// Converts an add/remove guarantee to replace-one by group privacy with groups of 2

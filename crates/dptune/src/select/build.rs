@@ -4,7 +4,8 @@
 
 use super::{
     ExponentialMechanism, GaussianArgmax, GeneralizedExponential, Goal, GumbelMax, L2Sensitivity,
-    LaplaceNoisyMax, Mechanism, NoisyTopK, PermuteAndFlip, Selector, Sensitivity, TopKMethod,
+    LaplaceNoisyMax, Mechanism, NoisyTopK, PermuteAndFlip, Scores, Selector, Sensitivity,
+    TopKMethod,
 };
 use crate::error::{check_open_unit, check_positive, Error, Result};
 use crate::noise::SecureRng;
@@ -18,8 +19,8 @@ pub const PF_PROBABILITIES_MAX: usize = 10_000;
 /// ignored here; front ends refuse them before building (a silently dropped flag is a bug).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
-    /// What one selection may spend (one round's, for top-k), with the neighbour relation the
-    /// sensitivities refer to: one pure-ε bound, or one (ε, δ) bound for the Gaussian argmax
+    /// What one selection may spend (for top-k, all k rounds together), with the neighbour
+    /// relation the sensitivities refer to: one pure-ε bound, or one (ε, δ) bound for the Gaussian argmax
     /// ([`Mechanism::allowance`] builds it from a front end's ε and δ).
     pub allowance: Guarantee,
     /// Higher or lower scores are better.
@@ -89,7 +90,7 @@ pub enum Selection {
 
 impl Mechanism {
     /// The allowance a front end states for this mechanism with its `epsilon` and `delta`
-    /// arguments (one round's for top-k): (ε, δ) for the Gaussian argmax, which requires δ in
+    /// arguments (for top-k, the total over its k rounds): (ε, δ) for the Gaussian argmax, which requires δ in
     /// (0, 1), else pure ε, for which a δ is refused rather than dropped. Errors name `epsilon`
     /// or `delta`, the arguments the user typed.
     pub fn allowance(
@@ -120,22 +121,21 @@ impl Mechanism {
     /// Validates the inputs (errors name the parameter) and builds the mechanism on `scores`.
     /// The sparse vector technique is refused (as by [`Mechanism::as_selection`]).
     pub fn build(self, scores: &[f64], spec: &Spec) -> Result<Prepared> {
-        let (goal, a) = (spec.goal, &spec.allowance);
-        let sens = || Sensitivity::new(spec.sensitivity, spec.monotonic);
+        let a = &spec.allowance;
+        let scored = || {
+            let sensitivity = Sensitivity::new(spec.sensitivity, spec.monotonic)?;
+            Scores::new(scores, spec.goal, sensitivity)
+        };
         Ok(match self {
             Mechanism::Exponential => {
-                Prepared::Exponential(ExponentialMechanism::new(scores, goal, sens()?, a)?)
+                Prepared::Exponential(ExponentialMechanism::new(&scored()?, a)?)
             }
-            Mechanism::Gumbel => Prepared::Gumbel(GumbelMax::new(scores, goal, sens()?, a)?),
-            Mechanism::Laplace => {
-                Prepared::Laplace(LaplaceNoisyMax::new(scores, goal, sens()?, a)?)
-            }
+            Mechanism::Gumbel => Prepared::Gumbel(GumbelMax::new(&scored()?, a)?),
+            Mechanism::Laplace => Prepared::Laplace(LaplaceNoisyMax::new(&scored()?, a)?),
             Mechanism::PermuteAndFlip => {
-                Prepared::PermuteAndFlip(PermuteAndFlip::new(scores, goal, sens()?, a)?)
+                Prepared::PermuteAndFlip(PermuteAndFlip::new(&scored()?, a)?)
             }
-            Mechanism::Gaussian => {
-                Prepared::Gaussian(GaussianArgmax::new(scores, goal, sens()?, spec.l2, a)?)
-            }
+            Mechanism::Gaussian => Prepared::Gaussian(GaussianArgmax::new(&scored()?, spec.l2, a)?),
             Mechanism::Gem => {
                 let uniform;
                 let s = match &spec.sensitivities {
@@ -145,13 +145,15 @@ impl Mechanism {
                         &uniform
                     }
                 };
-                Prepared::Gem(GeneralizedExponential::new(scores, goal, s, a, spec.beta)?)
+                Prepared::Gem(GeneralizedExponential::new(
+                    scores, spec.goal, s, a, spec.beta,
+                )?)
             }
             Mechanism::TopK => {
                 let k = spec
                     .k
                     .ok_or_else(|| Error::invalid("k", "none", "top-k needs k"))?;
-                Prepared::TopK(NoisyTopK::new(scores, goal, sens()?, a, k, spec.top_k)?)
+                Prepared::TopK(NoisyTopK::new(&scored()?, a, k, spec.top_k)?)
             }
             Mechanism::SparseVector => return Err(super::not_a_selection()),
         })

@@ -2,7 +2,7 @@
 
 use super::exact::{EmSampler, Levels};
 use super::Selector;
-use super::{gap, normalise_log_weights, Calibrated, Goal, Sensitivity};
+use super::{gap, normalise_log_weights, Calibrated, Scores};
 use crate::error::Result;
 use crate::noise::SecureRng;
 use crate::numeric::mul_up;
@@ -34,22 +34,11 @@ pub struct ExponentialMechanism {
 }
 
 impl ExponentialMechanism {
-    /// Validates the inputs (errors name `scores`, then `allowance`) and prepares the mechanism
-    /// for the ε of `allowance`, which must be one pure-ε bound; its neighbour relation is the
-    /// one `sensitivity` refers to.
-    pub fn new(
-        scores: &[f64],
-        goal: Goal,
-        sensitivity: Sensitivity,
-        allowance: &Guarantee,
-    ) -> Result<Self> {
-        let cal = Calibrated::new(
-            scores,
-            goal,
-            sensitivity,
-            allowance,
-            "the exponential mechanism",
-        )?;
+    /// Prepares the mechanism on validated `scores` for the ε of `allowance`, which must be one
+    /// pure-ε bound (else an error naming `allowance`); its neighbour relation is the one the
+    /// scores' sensitivity refers to.
+    pub fn new(scores: &Scores<'_>, allowance: &Guarantee) -> Result<Self> {
+        let cal = Calibrated::new(scores, allowance, "the exponential mechanism")?;
         let guarantee = em_guarantee(cal.epsilon, allowance.neighbours())?;
         let sampler = EmSampler::new(&cal.snapped.vals, cal.snapped.max, &cal.rate);
         Ok(Self {
@@ -114,19 +103,16 @@ pub(crate) fn em_draw_among(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::{Goal, Sensitivity};
     use Neighbours::AddRemove;
 
     #[test]
     fn theory_worked_numbers() {
         // THEORY.md §1.4.
         let c = [800.0, 820.0, 850.0, 790.0];
-        let em = ExponentialMechanism::new(
-            &c,
-            Goal::Maximize,
-            Sensitivity::general(1.0).unwrap(),
-            &Guarantee::pure(0.1, AddRemove).unwrap(),
-        )
-        .unwrap();
+        let scores = Scores::new(&c, Goal::Maximize, Sensitivity::general(1.0).unwrap()).unwrap();
+        let em =
+            ExponentialMechanism::new(&scores, &Guarantee::pure(0.1, AddRemove).unwrap()).unwrap();
         let want = [0.060579, 0.164671, 0.738006, 0.036743];
         for (p, w) in em.probabilities().iter().zip(want) {
             assert!((p - w).abs() < 1e-6, "{p} {w}");
@@ -137,13 +123,10 @@ mod tests {
 
     #[test]
     fn excluded_candidates_never_win() {
-        let em = ExponentialMechanism::new(
-            &[0.0, f64::NEG_INFINITY, 0.0],
-            Goal::Maximize,
-            Sensitivity::general(1.0).unwrap(),
-            &Guarantee::pure(1.0, AddRemove).unwrap(),
-        )
-        .unwrap();
+        let raw = [0.0, f64::NEG_INFINITY, 0.0];
+        let scores = Scores::new(&raw, Goal::Maximize, Sensitivity::general(1.0).unwrap()).unwrap();
+        let em =
+            ExponentialMechanism::new(&scores, &Guarantee::pure(1.0, AddRemove).unwrap()).unwrap();
         assert_eq!(em.probabilities()[1], 0.0);
         let mut rng = SecureRng::seeded(1);
         for _ in 0..1000 {

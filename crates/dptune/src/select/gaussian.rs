@@ -2,7 +2,7 @@
 
 use super::exact::{Grid, EXCLUDED};
 use super::Selector;
-use super::{oriented_scores, Goal, Sensitivity, Snapped};
+use super::{Scores, Snapped};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::{DiscreteGaussian, SecureRng};
 use crate::numeric::quadrature::integrate;
@@ -21,7 +21,7 @@ pub enum L2Sensitivity {
     /// (Δ/2)·√m for **monotone add/remove** scores (scores weakly increase when a record is
     /// added, e.g. correct-prediction counts): subtracting the data-dependent constant
     /// (Δ/2)·|D| from every score centres the differences and leaves the argmax unchanged.
-    /// Requires a monotonic [`Sensitivity`].
+    /// Requires a monotonic [`super::Sensitivity`].
     MonotoneCentred,
     /// A bound the caller has proved for the whole vector (finite, > 0).
     Declared(f64),
@@ -57,18 +57,12 @@ pub struct GaussianArgmax {
 }
 
 impl GaussianArgmax {
-    /// Validates the inputs (errors name `scores`, then `allowance`) and calibrates σ for the
-    /// (ε, δ) of `allowance`, which must be one (ε, δ) bound with δ > 0; its neighbour relation
-    /// is the one `sensitivity` and `l2` refer to. An allowance in another currency is refused
-    /// rather than converted (the conversion would need a δ chosen here).
-    pub fn new(
-        scores: &[f64],
-        goal: Goal,
-        sensitivity: Sensitivity,
-        l2: L2Sensitivity,
-        allowance: &Guarantee,
-    ) -> Result<Self> {
-        let oriented = oriented_scores(scores, goal)?;
+    /// Calibrates σ on validated `scores` for the (ε, δ) of `allowance`, which must be one
+    /// (ε, δ) bound with δ > 0 (else an error naming `allowance`, then `l2_sensitivity` for a
+    /// bad `l2`); its neighbour relation is the one the scores' sensitivity and `l2` refer to.
+    /// An allowance in another currency is refused rather than converted (the conversion would
+    /// need a δ chosen here).
+    pub fn new(scores: &Scores<'_>, l2: L2Sensitivity, allowance: &Guarantee) -> Result<Self> {
         let (epsilon, delta) = match allowance.as_approx() {
             Some((eps, delta)) if delta > 0.0 => (eps, delta),
             _ => {
@@ -81,6 +75,7 @@ impl GaussianArgmax {
             }
         };
         let neighbours = allowance.neighbours();
+        let (oriented, sensitivity) = (scores.oriented(), scores.sensitivity());
         let m = oriented.len() as f64;
         let d = sensitivity.delta();
         let nominal = match l2 {
@@ -208,16 +203,16 @@ pub fn gaussian_rnm_probabilities(scores: &[f64], sigma: f64) -> Result<Vec<f64>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::{Goal, Sensitivity};
 
     #[test]
     fn zcdp_calibration_is_sound_and_near_the_analytic_sigma() {
         // THEORY.md §2.3: the analytic (continuous) σ for m = 10, Δ = 1, ε = 1, δ = 1e-5 is
         // 11.80; the zCDP route is a little larger (the RDP route overstates ε by 6–10 %).
-        let scores: Vec<f64> = (0..10).map(f64::from).collect();
+        let raw: Vec<f64> = (0..10).map(f64::from).collect();
+        let scores = Scores::new(&raw, Goal::Maximize, Sensitivity::general(1.0).unwrap()).unwrap();
         let g = GaussianArgmax::new(
             &scores,
-            Goal::Maximize,
-            Sensitivity::general(1.0).unwrap(),
             L2Sensitivity::General,
             &Guarantee::approx(1.0, 1e-5, crate::privacy::Neighbours::AddRemove).unwrap(),
         )

@@ -2,7 +2,7 @@
 
 use super::lazy_max::LazyLaplaceMax;
 use super::Selector;
-use super::{oriented_scores, Calibrated, Goal, Sensitivity, Snapped};
+use super::{Calibrated, Scores, Snapped};
 use crate::error::{check_positive, Error, Result};
 use crate::noise::SecureRng;
 use crate::numeric::quadrature::{gauss_legendre_unit, integrate};
@@ -37,27 +37,16 @@ pub struct LaplaceNoisyMax {
 }
 
 impl LaplaceNoisyMax {
-    /// Validates the inputs (errors name `scores`, then `allowance`) and prepares the mechanism
-    /// for the ε of `allowance`, which must be one pure-ε bound (it is what a selection
-    /// spends); its neighbour relation is the one `sensitivity` refers to.
-    pub fn new(
-        scores: &[f64],
-        goal: Goal,
-        sensitivity: Sensitivity,
-        allowance: &Guarantee,
-    ) -> Result<Self> {
-        let oriented = oriented_scores(scores, goal)?;
-        let cal = Calibrated::from_oriented(
-            &oriented,
-            sensitivity,
-            allowance,
-            "report-noisy-max with Laplace noise",
-        )?;
+    /// Prepares the mechanism on validated `scores` for the ε of `allowance`, which must be one
+    /// pure-ε bound (it is what a selection spends; else an error naming `allowance`); its
+    /// neighbour relation is the one the scores' sensitivity refers to.
+    pub fn new(scores: &Scores<'_>, allowance: &Guarantee) -> Result<Self> {
+        let cal = Calibrated::new(scores, allowance, "report-noisy-max with Laplace noise")?;
         let sampler = LazyLaplaceMax::new(&cal.rate);
         let scale = cal.steps as f64 * cal.snapped.grid.step() / cal.epsilon;
         Ok(Self {
             snapped: cal.snapped,
-            oriented,
+            oriented: scores.oriented(),
             sampler,
             scale,
             guarantee: allowance.clone(),

@@ -1,5 +1,8 @@
 //! Choosing among scored candidates privately (DESIGN.md, "select/").
 //!
+//! Every mechanism with a per-candidate Δ is built from one validated [`Scores`] (the scores,
+//! the [`Goal`] and the [`Sensitivity`]) and the allowance it may spend.
+//!
 //! One small module per mechanism; each has a validating constructor and implements
 //! [`Selector`]: a [`Release`](crate::privacy::Release) with the
 //! [`Guarantee`](crate::privacy::Guarantee) it spent, and a `select_charged` path that charges a
@@ -14,7 +17,7 @@
 //! | permute-and-flip (= exponential noise) | [`permute_flip`] | ε pure |
 //! | Gaussian argmax (L2 calibration) | [`gaussian`] | (ε, δ) and ρ-zCDP |
 //! | generalized EM | [`gem`] | ε pure |
-//! | noisy top-k | [`top_k`] | k·ε pure (and k·ε²/8 zCDP for Gumbel) |
+//! | noisy top-k (ε is the total: k rounds of ε/k) | [`top_k`] | ε pure (and ε²/(8k) zCDP for Gumbel) |
 //! | sparse vector (its own mechanism) | [`sparse_vector`] | ε₁ + ε₂ pure |
 //! | noisy summary statistics | [`summary`] | per statistic |
 //!
@@ -22,7 +25,8 @@
 //! * Scores: higher is better; [`Goal::Minimize`] negates them.
 //! * Bad input is an error naming the parameter: empty score vectors, a single candidate (there
 //!   is nothing private to choose; release it without a mechanism), NaN, +∞ (−∞ when
-//!   minimising), a non-positive sensitivity.
+//!   minimising), a non-positive sensitivity ([`Scores::new`] and [`Sensitivity::new`] check
+//!   them once for every mechanism).
 //! * −∞ (+∞ when minimising) marks a candidate that **can never win**: it is selected with
 //!   probability 0. Excluding a candidate must not depend on the private data (a
 //!   data-dependent filter before selection is not DP, THEORY.md §15); at least one candidate
@@ -50,6 +54,7 @@ pub mod laplace;
 mod lazy_max;
 pub mod permute_flip;
 pub mod report;
+mod scores;
 mod sensitivity;
 pub mod sparse_vector;
 pub mod summary;
@@ -62,6 +67,8 @@ pub use gem::GeneralizedExponential;
 pub use gumbel::GumbelMax;
 pub use laplace::LaplaceNoisyMax;
 pub use permute_flip::PermuteAndFlip;
+pub(crate) use scores::oriented_scores;
+pub use scores::Scores;
 pub use sensitivity::{Goal, Sensitivity};
 pub use sparse_vector::SparseVector;
 pub use top_k::{NoisyTopK, TopKMethod};
@@ -202,74 +209,6 @@ impl FromStr for Mechanism {
     }
 }
 
-/// Validates a score vector and orients it so that higher is better.
-pub(crate) fn oriented_scores(scores: &[f64], goal: Goal) -> Result<Vec<f64>> {
-    let sign = check_count(scores, goal)?;
-    let out = scores
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| orient(i, s, sign))
-        .collect::<Result<Vec<f64>>>()?;
-    if !out.iter().any(|v| v.is_finite()) {
-        return Err(all_excluded());
-    }
-    Ok(out)
-}
-
-/// Refuses fewer than two candidates; returns the orientation sign of `goal`.
-fn check_count(scores: &[f64], goal: Goal) -> Result<f64> {
-    if scores.is_empty() {
-        return Err(Error::invalid(
-            "scores",
-            "[]",
-            "no candidates to select from",
-        ));
-    }
-    if scores.len() == 1 {
-        return Err(Error::invalid(
-            "scores",
-            format!("{scores:?}"),
-            "a single candidate: there is nothing private to choose; release it without a \
-             mechanism",
-        ));
-    }
-    Ok(match goal {
-        Goal::Maximize => 1.0,
-        Goal::Minimize => -1.0,
-    })
-}
-
-/// Candidate `i`'s score `s` oriented by `sign`; NaN and the infinity that would always win
-/// are refused.
-#[inline]
-fn orient(i: usize, s: f64, sign: f64) -> Result<f64> {
-    let v = sign * s;
-    if v.is_nan() || v == f64::INFINITY {
-        return Err(Error::invalid(
-            "scores",
-            s,
-            format!(
-                "candidate {i}: scores must be finite or mark a never-selected candidate \
-                 with {}",
-                if sign > 0.0 {
-                    "-inf"
-                } else {
-                    "+inf when minimising"
-                }
-            ),
-        ));
-    }
-    Ok(v)
-}
-
-fn all_excluded() -> Error {
-    Error::invalid(
-        "scores",
-        "all excluded",
-        "every candidate is excluded (infinite); at least one must be finite",
-    )
-}
-
 /// The ε of a pure-ε allowance. A mechanism calibrated to one pure ε reads it from an
 /// allowance of exactly one pure bound (as a [`Ledger`] allowance is one bound), so that
 /// everything it spends fits the allowance: a pure ε taken from a richer allowance would ignore
@@ -295,31 +234,18 @@ pub(crate) struct Snapped {
 }
 
 impl Snapped {
-    /// [`oriented_scores`] and [`Snapped::new`] in one pass (same errors), for mechanisms that
-    /// keep only the snapped values: at 10⁶ candidates the separate passes and the oriented copy
-    /// were about a quarter of a permute-and-flip draw.
-    pub fn from_scores(scores: &[f64], goal: Goal, delta: f64) -> Result<Self> {
-        let sign = check_count(scores, goal)?;
+    /// Snaps oriented scores (higher is better, −∞ excluded, already validated) to the default
+    /// grid for sensitivity `delta`, finding their maximum in the same pass.
+    pub fn new(oriented: impl ExactSizeIterator<Item = f64>, delta: f64) -> Self {
         let grid = Grid::for_delta(delta, GRID_BITS);
-        let mut vals = Vec::with_capacity(scores.len());
+        let mut vals = Vec::with_capacity(oriented.len());
         let mut max = EXCLUDED;
-        for (i, &s) in scores.iter().enumerate() {
-            let v = grid.snap(orient(i, s, sign)?);
+        for x in oriented {
+            let v = grid.snap(x);
             max = max.max(v);
             vals.push(v);
         }
-        // Finite scores snap inside ±2^120, so only −∞ maps to EXCLUDED.
-        if max == EXCLUDED {
-            return Err(all_excluded());
-        }
-        Ok(Self { vals, max, grid })
-    }
-
-    /// Snaps oriented scores to the default grid for sensitivity `delta`.
-    pub fn new(oriented: &[f64], delta: f64) -> Self {
-        let grid = Grid::for_delta(delta, GRID_BITS);
-        let vals: Vec<i128> = oriented.iter().map(|&x| grid.snap(x)).collect();
-        Self::from_vals(vals, grid)
+        Self { vals, max, grid }
     }
 
     /// Wraps already snapped values.
@@ -359,39 +285,12 @@ pub(crate) struct Calibrated {
 }
 
 impl Calibrated {
-    /// Validates `scores`, then the `allowance` ([`pure_allowance`]; errors name them, in that
-    /// order), and calibrates for its ε.
-    pub fn new(
-        scores: &[f64],
-        goal: Goal,
-        sensitivity: Sensitivity,
-        allowance: &Guarantee,
-        mechanism: &str,
-    ) -> Result<Self> {
-        let snapped = Snapped::from_scores(scores, goal, sensitivity.delta())?;
-        Self::on(snapped, sensitivity, allowance, mechanism)
-    }
-
-    /// As [`Calibrated::new`] for scores already validated and oriented by
-    /// [`oriented_scores`].
-    pub fn from_oriented(
-        oriented: &[f64],
-        sensitivity: Sensitivity,
-        allowance: &Guarantee,
-        mechanism: &str,
-    ) -> Result<Self> {
-        let snapped = Snapped::new(oriented, sensitivity.delta());
-        Self::on(snapped, sensitivity, allowance, mechanism)
-    }
-
-    fn on(
-        snapped: Snapped,
-        sensitivity: Sensitivity,
-        allowance: &Guarantee,
-        mechanism: &str,
-    ) -> Result<Self> {
+    /// Snaps `scores` and calibrates for the ε of `allowance` ([`pure_allowance`]: an error
+    /// naming `allowance` and `mechanism` unless it is one pure-ε bound).
+    pub fn new(scores: &Scores<'_>, allowance: &Guarantee, mechanism: &str) -> Result<Self> {
         let epsilon = pure_allowance(allowance, mechanism)?;
-        let steps = snapped.range_steps(sensitivity.is_monotonic());
+        let snapped = scores.snapped();
+        let steps = snapped.range_steps(scores.sensitivity().is_monotonic());
         Ok(Self {
             snapped,
             steps,

@@ -2,7 +2,7 @@
 
 use super::exact::Levels;
 use super::Selector;
-use super::{gap, Calibrated, Goal, Sensitivity};
+use super::{gap, Calibrated, Scores};
 use crate::error::Result;
 use crate::noise::SecureRng;
 use crate::numeric::quadrature::gauss_legendre_unit;
@@ -35,16 +35,11 @@ pub struct PermuteAndFlip {
 }
 
 impl PermuteAndFlip {
-    /// Validates the inputs (errors name `scores`, then `allowance`) and prepares the mechanism
-    /// for the ε of `allowance`, which must be one pure-ε bound (it is what a selection
-    /// spends); its neighbour relation is the one `sensitivity` refers to.
-    pub fn new(
-        scores: &[f64],
-        goal: Goal,
-        sensitivity: Sensitivity,
-        allowance: &Guarantee,
-    ) -> Result<Self> {
-        let cal = Calibrated::new(scores, goal, sensitivity, allowance, "permute-and-flip")?;
+    /// Prepares the mechanism on validated `scores` for the ε of `allowance`, which must be one
+    /// pure-ε bound (it is what a selection spends; else an error naming `allowance`); its
+    /// neighbour relation is the one the scores' sensitivity refers to.
+    pub fn new(scores: &Scores<'_>, allowance: &Guarantee) -> Result<Self> {
+        let cal = Calibrated::new(scores, allowance, "permute-and-flip")?;
         Ok(Self {
             levels: cal.rate.levels(),
             cal,
@@ -119,16 +114,14 @@ pub(crate) fn pf_draw(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::{Goal, Sensitivity};
 
     #[test]
     fn theory_worked_numbers() {
-        let pf = PermuteAndFlip::new(
-            &[800.0, 820.0, 850.0, 790.0],
-            Goal::Maximize,
-            Sensitivity::general(1.0).unwrap(),
-            &Guarantee::pure(0.1, crate::privacy::Neighbours::Replace).unwrap(),
-        )
-        .unwrap();
+        let raw = [800.0, 820.0, 850.0, 790.0];
+        let scores = Scores::new(&raw, Goal::Maximize, Sensitivity::general(1.0).unwrap()).unwrap();
+        let replace = crate::privacy::Neighbours::Replace;
+        let pf = PermuteAndFlip::new(&scores, &Guarantee::pure(0.1, replace).unwrap()).unwrap();
         let want = [0.037385, 0.106737, 0.833441, 0.022437];
         for (p, w) in pf.probabilities().iter().zip(want) {
             assert!((p - w).abs() < 1e-6, "{p} {w}");

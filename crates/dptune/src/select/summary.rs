@@ -141,7 +141,7 @@ pub fn quantile(
         .iter()
         .map(|&c| -((sorted.partition_point(|&x| x < c) as f64) - target).abs())
         .collect();
-    let snapped = Snapped::new(&utility, 1.0);
+    let snapped = Snapped::new(utility.into_iter(), 1.0);
     let rate = Rate::new(epsilon, snapped.range_steps(false));
     let i = EmSampler::new(&snapped.vals, snapped.max, &rate).draw(rng, &snapped.vals);
     Ok(NoisyStatistic {

@@ -1,10 +1,12 @@
 //! Noisy top-k: peeling permute-and-flip or one-shot Gumbel (= peeling EM), ordered output.
 
+use std::num::NonZeroUsize;
+
 use super::exact::Levels;
 use super::exponential::em_draw_among;
 use super::permute_flip::{pf_draw, pf_probabilities};
 use super::Selector;
-use super::{oriented_scores, Calibrated, Goal, Sensitivity};
+use super::{pure_allowance, Calibrated, Scores};
 use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::numeric::mul_up;
@@ -13,10 +15,10 @@ use crate::privacy::Guarantee;
 /// Which top-k mechanism.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopKMethod {
-    /// k rounds of permute-and-flip without replacement: k·ε pure.
+    /// k rounds of permute-and-flip without replacement, at ε/k each: ε pure.
     PermuteAndFlip,
-    /// One-shot Gumbel top-k, sampled as k rounds of exact EM without replacement (the same
-    /// distribution): k·ε pure and k·ε²/8 zCDP.
+    /// One-shot Gumbel top-k, sampled as k rounds of exact EM at ε/k without replacement (the
+    /// same distribution): ε pure and k·(ε/k)²/8 = ε²/(8k) zCDP.
     Gumbel,
 }
 
@@ -28,8 +30,12 @@ pub enum TopKMethod {
 ///   only).
 /// * **Preconditions.** As EM/PF (per-candidate sensitivity Δ under the allowance's neighbour
 ///   relation); 1 ≤ k ≤ number of non-excluded candidates.
-/// * **Charged.** k·ε pure (both methods) and k·ε²/8 zCDP (Gumbel only), ε being the pure
-///   allowance of one round. The noisy values are not released.
+/// * **Charged.** The allowance is what the whole release may spend, ε pure. Each round runs
+///   at ε_r = ε/k rounded down ([`Guarantee::share`]), and the release is charged k·ε_r pure
+///   (rounded up, never above ε) for both methods and k·ε_r²/8 zCDP for Gumbel. ε_r is exactly
+///   ε/k when that quotient is a float (ε = k·ε_r for any ε_r that k·ε_r represents exactly);
+///   otherwise it is one ulp below and the charge a hair below ε. The noisy values are not
+///   released.
 #[derive(Debug, Clone)]
 pub struct NoisyTopK {
     cal: Calibrated,
@@ -40,27 +46,28 @@ pub struct NoisyTopK {
 }
 
 impl NoisyTopK {
-    /// Validates the inputs (errors name `scores`, `allowance` or `k`, in that order).
-    /// `allowance` is one round's, one pure-ε bound whose neighbour relation is the one
-    /// `sensitivity` refers to; the k rounds spend k times it.
+    /// Prepares the k rounds on validated `scores` within `allowance`, which is what the whole
+    /// release may spend (not one round's): one pure-ε bound whose neighbour relation is the one
+    /// the scores' sensitivity refers to. Errors name `allowance`, then `k` (1 ≤ k ≤ the
+    /// selectable candidates). [`Selector::guarantee`] is the charge, at most the allowance.
     pub fn new(
-        scores: &[f64],
-        goal: Goal,
-        sensitivity: Sensitivity,
+        scores: &Scores<'_>,
         allowance: &Guarantee,
         k: usize,
         method: TopKMethod,
     ) -> Result<Self> {
-        let oriented = oriented_scores(scores, goal)?;
-        let cal = Calibrated::from_oriented(&oriented, sensitivity, allowance, "noisy top-k")?;
-        let finite = oriented.iter().filter(|x| x.is_finite()).count();
-        if k == 0 || k > finite {
-            return Err(Error::invalid(
-                "k",
-                k,
-                format!("must lie in 1..={finite} (the number of non-excluded candidates)"),
-            ));
-        }
+        pure_allowance(allowance, "noisy top-k")?;
+        let finite = scores.selectable();
+        let rounds = NonZeroUsize::new(k)
+            .filter(|k| k.get() <= finite)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "k",
+                    k,
+                    format!("must lie in 1..={finite} (the number of non-excluded candidates)"),
+                )
+            })?;
+        let cal = Calibrated::new(scores, &allowance.share(rounds)?, "noisy top-k")?;
         let (kf, epsilon, neighbours) = (k as f64, cal.epsilon, allowance.neighbours());
         let pure = Guarantee::pure(mul_up(kf, epsilon), neighbours)?;
         let guarantee = match method {
@@ -147,19 +154,50 @@ impl Selector for NoisyTopK {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::privacy::Neighbours::AddRemove;
+    use crate::select::{Goal, Sensitivity};
 
     #[test]
     fn theory_example() {
-        let t = NoisyTopK::new(
-            &[3.0, 2.0, 1.0, 0.0],
-            Goal::Maximize,
-            Sensitivity::monotonic(1.0).unwrap(),
-            &Guarantee::pure(1.0, crate::privacy::Neighbours::AddRemove).unwrap(),
+        let raw = [3.0, 2.0, 1.0, 0.0];
+        let scores = Scores::new(&raw, Goal::Maximize, Sensitivity::monotonic(1.0).unwrap());
+        // Two rounds at ε = 1 each: the allowance is the total, 2.
+        let total = Guarantee::pure(2.0, AddRemove).unwrap();
+        let t = NoisyTopK::new(&scores.unwrap(), &total, 2, TopKMethod::Gumbel).unwrap();
+        assert!((t.tuple_probability(&[0, 1]) - 0.4284).abs() < 1e-4);
+        assert_eq!(t.guarantee().pure_eps(), Some(2.0));
+    }
+
+    /// The allowance is the total: k rounds never spend more than it, and exactly it when
+    /// ε/k is a float.
+    #[test]
+    fn the_k_rounds_fit_the_allowance() {
+        let raw: Vec<f64> = (0..10).map(f64::from).collect();
+        let scores = Scores::new(&raw, Goal::Maximize, Sensitivity::general(1.0).unwrap()).unwrap();
+        for (eps, k) in [(1.0, 3), (0.1, 7), (0.3, 9), (1.0, 2), (1.5, 3), (0.7, 1)] {
+            let total = Guarantee::pure(eps, AddRemove).unwrap();
+            for method in [TopKMethod::PermuteAndFlip, TopKMethod::Gumbel] {
+                let t = NoisyTopK::new(&scores, &total, k, method).unwrap();
+                let spent = t.guarantee().pure_eps().unwrap();
+                assert!(spent <= eps, "{eps} / {k}: {spent}");
+                assert!(spent >= eps * (1.0 - 1e-15), "{eps} / {k}: {spent}");
+                // ε/k is a float exactly when k·fl(ε/k) − ε is 0 in exact arithmetic.
+                if (eps / k as f64).mul_add(k as f64, -eps) == 0.0 {
+                    assert_eq!(spent, eps, "{eps} / {k}");
+                }
+                crate::privacy::Ledger::new(total.clone())
+                    .unwrap()
+                    .charge(t.guarantee())
+                    .unwrap();
+            }
+        }
+        let e = NoisyTopK::new(
+            &scores,
+            &Guarantee::zcdp(0.5, AddRemove).unwrap(),
             2,
             TopKMethod::Gumbel,
         )
-        .unwrap();
-        assert!((t.tuple_probability(&[0, 1]) - 0.4284).abs() < 1e-4);
-        assert_eq!(t.guarantee().pure_eps(), Some(2.0));
+        .unwrap_err();
+        assert!(e.to_string().contains("`allowance`"), "{e}");
     }
 }

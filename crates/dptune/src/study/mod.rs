@@ -52,7 +52,7 @@ use crate::privacy::repeat::Repeats;
 use crate::privacy::{Guarantee, Neighbours};
 use crate::select::{
     ExponentialMechanism, GaussianArgmax, Goal, L2Sensitivity, LaplaceNoisyMax, PermuteAndFlip,
-    Selector, Sensitivity,
+    Scores, Selector, Sensitivity,
 };
 use crate::tune::runs::draw_runs;
 use crate::tune::{calibrate, exhaustive_share, Method};
@@ -433,6 +433,7 @@ pub fn run_study(
     let total_cells = options.methods.len() * nb;
     let mut cells = Vec::with_capacity(total_cells);
     let nbrs = Neighbours::AddRemove;
+    let scored = || Scores::new(&val, Goal::Maximize, sens);
 
     for (j, &method) in options.methods.iter().enumerate() {
         for (b, &eps) in options.epsilons.iter().enumerate() {
@@ -460,25 +461,25 @@ pub fn run_study(
                     ("0 (ignores the data)".into(), Err(sampled_cell(s)))
                 }
                 StudyMethod::Exponential => {
-                    let em = ExponentialMechanism::new(&val, Goal::Maximize, sens, &pure)?;
+                    let em = ExponentialMechanism::new(&scored()?, &pure)?;
                     (
                         em.guarantee().to_string(),
                         Ok(exact_cell(&regret, &em.probabilities())),
                     )
                 }
                 StudyMethod::PermuteAndFlip => {
-                    let pf = PermuteAndFlip::new(&val, Goal::Maximize, sens, &pure)?;
+                    let scores = scored()?;
+                    let pf = PermuteAndFlip::new(&scores, &pure)?;
                     // PF accepts candidate i with p_i = exp(−gap_i·ε/R) on the same grid
                     // and rate as EM, whose weights are p_i / Σ p: rescale them.
-                    let w = ExponentialMechanism::new(&val, Goal::Maximize, sens, &pure)?
-                        .probabilities();
+                    let w = ExponentialMechanism::new(&scores, &pure)?.probabilities();
                     let top = w.iter().copied().fold(0.0, f64::max);
                     let p: Vec<f64> = w.iter().map(|x| x / top).collect();
                     let probs = pf_probabilities_grouped(&p);
                     (pf.guarantee().to_string(), Ok(exact_cell(&regret, &probs)))
                 }
                 StudyMethod::Laplace => {
-                    let lap = LaplaceNoisyMax::new(&val, Goal::Maximize, sens, &pure)?;
+                    let lap = LaplaceNoisyMax::new(&scored()?, &pure)?;
                     let s = sample(&|rng| Ok(lap.draw(rng)))?;
                     (lap.guarantee().to_string(), Err(sampled_cell(s)))
                 }
@@ -489,19 +490,15 @@ pub fn run_study(
                         L2Sensitivity::General
                     };
                     let allowance = Guarantee::approx(eps, options.delta, nbrs)?;
-                    let g = GaussianArgmax::new(&val, Goal::Maximize, sens, l2, &allowance)?;
+                    let g = GaussianArgmax::new(&scored()?, l2, &allowance)?;
                     let s = sample(&|rng| Ok(g.draw(rng)))?;
                     (g.guarantee().to_string(), Err(sampled_cell(s)))
                 }
                 StudyMethod::Exhaustive => {
                     let share = exhaustive_share(&pure, m)?;
                     per_run = share.pure_eps();
-                    let lap = LaplaceNoisyMax::new(
-                        &val,
-                        Goal::Maximize,
-                        Sensitivity::monotonic(delta)?,
-                        &share,
-                    )?;
+                    let each = Scores::new(&val, Goal::Maximize, Sensitivity::monotonic(delta)?)?;
+                    let lap = LaplaceNoisyMax::new(&each, &share)?;
                     let s = sample(&|rng| Ok(lap.draw(rng)))?;
                     (format!("{m} x {share}"), Err(sampled_cell(s)))
                 }
@@ -649,10 +646,11 @@ mod tests {
             let scores: Vec<f64> = (0..m).map(|_| (rng.below_u64(40) as f64) / 40.0).collect();
             let sens = Sensitivity::monotonic(0.01).unwrap();
             let allowance = Guarantee::pure(eps, Neighbours::AddRemove).unwrap();
-            let want = PermuteAndFlip::new(&scores, Goal::Maximize, sens, &allowance)
+            let scored = Scores::new(&scores, Goal::Maximize, sens).unwrap();
+            let want = PermuteAndFlip::new(&scored, &allowance)
                 .unwrap()
                 .probabilities();
-            let w = ExponentialMechanism::new(&scores, Goal::Maximize, sens, &allowance)
+            let w = ExponentialMechanism::new(&scored, &allowance)
                 .unwrap()
                 .probabilities();
             let top = w.iter().copied().fold(0.0, f64::max);

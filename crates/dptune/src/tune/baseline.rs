@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::Guarantee;
 
-use super::candidate::Learner;
+use super::candidate::{Learner, PrivateStep};
 use super::space::{Config, SearchSpace};
 use crate::data::Records;
 
@@ -66,7 +66,7 @@ pub fn oracle_best<L: Learner, S: ExactScorer<L>>(
         .enumerate()
         .map(|(i, c)| {
             let mut r = streams.get(i as u64);
-            match learner.fit(c, train, per_run, &mut r) {
+            match learner.fit(c, PrivateStep::new(train, per_run, &mut r)) {
                 Ok(m) => Ok(Some(Scored {
                     config: c.clone(),
                     score: scorer.exact_score(&m.value, eval),

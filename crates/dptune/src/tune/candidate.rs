@@ -14,35 +14,54 @@ use crate::privacy::{Guarantee, Ledger, Release};
 use super::space::Config;
 use super::split::Split;
 
+/// One private step (a fit or a score): the records it reads, what it may spend on them, and
+/// where its noise comes from. The three always travel together: the allowance's neighbour
+/// relation is about these records, and the noise must come from the caller's stream (so that a
+/// seeded run gives the same result on 1 or N threads). A private step takes them as one value;
+/// a non-private one (an [`super::baseline::ExactScorer`]) takes the records alone.
+pub struct PrivateStep<'a, D> {
+    /// The records the step reads (private).
+    pub data: &'a D,
+    /// What the step may spend on them, in the allowance's currency and neighbour relation: the
+    /// caller checks what the step reports as spent against it.
+    pub allowance: &'a Guarantee,
+    /// Where the step's noise comes from.
+    pub rng: &'a mut SecureRng,
+}
+
+impl<'a, D> PrivateStep<'a, D> {
+    /// A step on `data` within `allowance`, drawing from `rng`.
+    pub fn new(data: &'a D, allowance: &'a Guarantee, rng: &'a mut SecureRng) -> Self {
+        Self {
+            data,
+            allowance,
+            rng,
+        }
+    }
+}
+
 /// A differentially private training algorithm with hyperparameters.
 pub trait Learner: Sync {
     /// The data it trains on.
     type Data: Records;
     /// What it produces.
     type Model: Send;
-    /// Fits `config` on `data`, spending at most `allowance` (in the allowance's currency), and
-    /// returns the model with what it spent. An `Error::InvalidParameter` means the configuration
-    /// itself is unusable (data-independent); any other error is treated as data-dependent.
+    /// Fits `config` on the step's data, spending at most its allowance (in the allowance's
+    /// currency), and returns the model with what it spent. An `Error::InvalidParameter` means
+    /// the configuration itself is unusable (data-independent); any other error is treated as
+    /// data-dependent.
     fn fit(
         &self,
         config: &Config,
-        data: &Self::Data,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
+        step: PrivateStep<'_, Self::Data>,
     ) -> Result<Release<Self::Model>>;
 }
 
 /// A differentially private quality metric of a fitted model on evaluation data (higher is
 /// better).
 pub trait Scorer<L: Learner>: Sync {
-    /// Scores `model` on `data`, spending at most `allowance`.
-    fn score(
-        &self,
-        model: &L::Model,
-        data: &L::Data,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<f64>>;
+    /// Scores `model` on the step's data, spending at most its allowance.
+    fn score(&self, model: &L::Model, step: PrivateStep<'_, L::Data>) -> Result<Release<f64>>;
 }
 
 /// One finished candidate run: the configuration, the model and its private score.
@@ -104,13 +123,18 @@ impl<'a, L: Learner, S: Scorer<L> + ?Sized> PrivateCandidate<'a, L, S> {
         }
         let train = data.select(&split.first);
         let eval = data.select(&split.second);
-        let fitted = match self.learner.fit(&config, &train, allowance, rng) {
+        let fitted = match self
+            .learner
+            .fit(&config, PrivateStep::new(&train, allowance, rng))
+        {
             Ok(f) => f,
             Err(Error::InvalidParameter { .. }) => return Ok(RunResult::Unusable),
             Err(e) => return Err(e),
         };
         Ledger::new(allowance.clone())?.charge(&fitted.spent)?;
-        let scored = self.scorer.score(&fitted.value, &eval, allowance, rng)?;
+        let scored = self
+            .scorer
+            .score(&fitted.value, PrivateStep::new(&eval, allowance, rng))?;
         Ledger::new(allowance.clone())?.charge(&scored.spent)?;
         if !scored.value.is_finite() {
             return Err(Error::Numerical {

@@ -5,6 +5,8 @@
 //! the per-run allowance), never on the runs' outcomes, so it can be computed, checked and
 //! refused before anything runs (DESIGN.md rule 4).
 
+use std::num::NonZeroUsize;
+
 use crate::error::{Error, Result};
 use crate::numeric::bisect::{bisect, within_factor, Split};
 use crate::numeric::mul_up;
@@ -13,7 +15,7 @@ use crate::privacy::pld::{dpsgd_lattice_pld, dpsgd_pld, is_grid_refusal, PldConf
 use crate::privacy::repeat::{
     base_curve, liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_guarantee, Repeats,
 };
-use crate::privacy::{default_orders, Bound, Guarantee, Ledger, Neighbours, RdpCurve};
+use crate::privacy::{default_orders, Bound, Guarantee, Ledger, Neighbours};
 
 /// How candidates are chosen and what the theorem behind it charges.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -87,42 +89,13 @@ pub fn tuning_cost(method: &Method, per_run: &Guarantee) -> Result<Guarantee> {
     }
 }
 
-/// The share of `outer` that each of `runs` exhaustive runs may spend: the native additive
-/// parameters divided by `runs` (ε and δ; ε; ρ; an RDP curve pointwise), rounded down so that
-/// `runs` shares never exceed the whole.
+/// The share of `outer` that each of `runs` exhaustive runs may spend ([`Guarantee::share`]:
+/// rounded down so that `runs` shares never exceed the whole); no runs is an invalid `runs`.
 pub fn exhaustive_share(outer: &Guarantee, runs: usize) -> Result<Guarantee> {
-    if runs == 0 {
-        return Err(Error::invalid(
-            "runs",
-            0,
-            "an exhaustive search needs a grid point",
-        ));
-    }
-    let m = runs as f64;
-    let down = |x: f64| {
-        let s = x / m;
-        if mul_up(s, m) > x {
-            s.next_down()
-        } else {
-            s
-        }
-    };
-    let n = outer.neighbours();
-    match outer.bounds() {
-        [Bound::Pure { eps }] => Guarantee::pure(down(*eps), n),
-        [Bound::Approx { eps, delta }] => Guarantee::approx(down(*eps), down(*delta), n),
-        [Bound::Zcdp { rho }] => Guarantee::zcdp(down(*rho), n),
-        [Bound::Rdp(curve)] => {
-            let orders = default_orders();
-            let values = orders.iter().map(|&a| down(curve.eval(a))).collect();
-            Ok(Guarantee::rdp(RdpCurve::table(orders, values)?, n))
-        }
-        _ => Err(Error::invalid(
-            "allowance",
-            outer,
-            "an allowance is a single bound",
-        )),
-    }
+    outer.share(
+        NonZeroUsize::new(runs)
+            .ok_or_else(|| Error::invalid("runs", 0, "an exhaustive search needs a grid point"))?,
+    )
 }
 
 /// True when `cost` fits within `outer`.

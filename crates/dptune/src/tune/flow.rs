@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::noise::SecureRng;
 use crate::privacy::{Guarantee, Ledger, Release};
 
-use super::candidate::{Learner, Scorer};
+use super::candidate::{Learner, PrivateStep, Scorer};
 use super::space::Config;
 use super::split::{split_by_coin, Fractions};
 use super::tuner::{TuneOptions, Tuner};
@@ -45,7 +45,7 @@ pub fn split_tune_final<L, S, M>(
     tuner: &Tuner<'_>,
     learner: &L,
     scorer: &S,
-    final_fit: impl FnOnce(&Config, &L::Data, &Guarantee, &mut SecureRng) -> Result<Release<M>>,
+    final_fit: impl FnOnce(&Config, PrivateStep<'_, L::Data>) -> Result<Release<M>>,
     data: &L::Data,
     allowance: &Guarantee,
     fractions: Fractions,
@@ -67,7 +67,8 @@ where
         return Ok(None);
     };
     let final_data = data.select(&outer.second);
-    let fitted = final_fit(&best.config, &final_data, allowance, rng).map_err(|e| match e {
+    let final_step = PrivateStep::new(&final_data, allowance, rng);
+    let fitted = final_fit(&best.config, final_step).map_err(|e| match e {
         Error::InvalidParameter { .. } => Error::NoRelease {
             reason: format!("the chosen configuration could not be fitted: {e}"),
         },

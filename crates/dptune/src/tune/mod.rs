@@ -15,7 +15,7 @@ pub mod split;
 pub mod tpe;
 pub mod tuner;
 
-pub use candidate::{Candidate, Learner, PrivateCandidate, RunResult, Scorer};
+pub use candidate::{Candidate, Learner, PrivateCandidate, PrivateStep, RunResult, Scorer};
 pub use cost::{calibrate, exhaustive_share, tuning_cost, Method};
 pub use flow::{split_tune_final, Tuned};
 pub use grammar::{SpaceSpec, Written};

@@ -12,7 +12,7 @@ use dptune::data::Records;
 use dptune::noise::{DiscreteLaplace, SecureRng};
 use dptune::privacy::{Guarantee, Neighbours, Release};
 use dptune::tune::baseline::ExactScorer;
-use dptune::tune::{Config, Learner, Scorer};
+use dptune::tune::{Config, Learner, PrivateStep, Scorer};
 use dptune::{Error, Result};
 
 pub const AR: Neighbours = Neighbours::AddRemove;
@@ -61,19 +61,13 @@ pub struct CountLearner {
 impl Learner for CountLearner {
     type Data = Bits;
     type Model = (i64, f64);
-    fn fit(
-        &self,
-        config: &Config,
-        data: &Bits,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<(i64, f64)>> {
+    fn fit(&self, config: &Config, step: PrivateStep<'_, Bits>) -> Result<Release<(i64, f64)>> {
         self.fits.fetch_add(1, Ordering::Relaxed);
         let bias = config["bias"].as_i64("bias")?;
         if bias == 3 {
             return Err(Error::invalid("bias", 3, "this configuration is unusable"));
         }
-        let (count, spent) = noisy_count(data, allowance, rng)?;
+        let (count, spent) = noisy_count(step.data, step.allowance, step.rng)?;
         let spent = if self.overspend {
             spent.compose(&spent)?
         } else {
@@ -90,14 +84,8 @@ impl Learner for CountLearner {
 pub struct CountScorer;
 
 impl Scorer<CountLearner> for CountScorer {
-    fn score(
-        &self,
-        model: &(i64, f64),
-        data: &Bits,
-        allowance: &Guarantee,
-        rng: &mut SecureRng,
-    ) -> Result<Release<f64>> {
-        let (count, spent) = noisy_count(data, allowance, rng)?;
+    fn score(&self, model: &(i64, f64), step: PrivateStep<'_, Bits>) -> Result<Release<f64>> {
+        let (count, spent) = noisy_count(step.data, step.allowance, step.rng)?;
         Ok(Release {
             value: count - 10.0 * (model.0 - 7).abs() as f64,
             spent,

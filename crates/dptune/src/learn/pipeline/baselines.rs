@@ -7,7 +7,7 @@ use crate::learn::{ExactAccuracy, ExactNegRmse, Model, ObjectivePerturbation, Ri
 use crate::noise::SecureRng;
 use crate::privacy::Guarantee;
 use crate::tune::baseline::{oracle_best, NonPrivate, Scored};
-use crate::tune::{split_by_coin, Config, Learner, Method, SearchSpace};
+use crate::tune::{split_by_coin, Config, Learner, Method, PrivateStep, SearchSpace};
 
 use super::kind::{check_task, dpsgd};
 use super::{LearnerKind, Outcome, Plan};
@@ -93,16 +93,13 @@ pub fn tpe_baseline(
 ) -> Result<NonPrivate<crate::tune::tpe::TpeResult>> {
     space.check(learner.rules())?;
     let fit = |c: &Config, d: &Dataset, r: &mut SecureRng| -> Result<Model> {
+        let step = PrivateStep::new(d, per_run, r);
         Ok(match learner {
             kind @ (LearnerKind::DpSgdLogistic | LearnerKind::DpSgdMlp { .. }) => {
-                dpsgd(kind, Some(d.len() as f64))?
-                    .fit(c, d, per_run, r)?
-                    .value
+                dpsgd(kind, Some(d.len() as f64))?.fit(c, step)?.value
             }
-            LearnerKind::ObjectivePerturbation => {
-                ObjectivePerturbation.fit(c, d, per_run, r)?.value
-            }
-            LearnerKind::Ridge => RidgeSsp.fit(c, d, per_run, r)?.value,
+            LearnerKind::ObjectivePerturbation => ObjectivePerturbation.fit(c, step)?.value,
+            LearnerKind::Ridge => RidgeSsp.fit(c, step)?.value,
         })
     };
     let objective = |c: &Config, i: usize, _rep: usize, r: &mut SecureRng| -> Result<f64> {
