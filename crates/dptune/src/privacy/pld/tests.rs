@@ -488,3 +488,49 @@ fn fft_lengths_are_the_nearest_even_five_smooth_numbers() {
     }
     assert_eq!(pmf::fft_len(400_001), 405_000);
 }
+
+/// The faster length is the smallest 2^k or 3·2^k (k ≥ 1) at or above its argument: checked
+/// against a plain search upward (a length of another form, an odd one or one further up
+/// would fail).
+#[test]
+fn fast_lengths_are_the_nearest_powers_of_two_or_three_times_them() {
+    let fast = |m: usize| m.is_power_of_two() || (m.is_multiple_of(3) && (m / 3).is_power_of_two());
+    let search = |w: usize| (w.max(2)..).find(|&n| n % 2 == 0 && fast(n)).unwrap();
+    for w in (1..5000).chain([131_073, 262_145, 393_216, 393_217, 400_041]) {
+        assert_eq!(pmf::fast_len(w), search(w), "width {w}");
+    }
+}
+
+/// Laplace b = 1, T = 20 on the default grid: the window is the whole support, 400,021 points,
+/// and the lowest sums are rare enough ((Σ of the lowest 6,805 points)^20 ≈ 1.8e-12) that the
+/// transform is 393,216 = 2^17·3 points and they wrap onto the highest losses. Checked against
+/// nineteen linear convolutions (no wrap; each cut of at most `tail` at the bottom moves mass
+/// up, at the top to +∞): the wrapped law must not lie below them (it would if the wrap moved
+/// mass down, e.g. if the top sums wrapped instead), and may lie above them by no more than the
+/// floating-point errors and the wrap's budget (a sixteenth of the error charged).
+#[test]
+fn a_transform_shorter_than_the_window_only_moves_the_lowest_sums_up() {
+    let c = cfg();
+    let one = mechanisms::laplace(1.0, &c, false).unwrap();
+    let wrapped = one.power(20, c.tail).unwrap();
+    let width = 20 * (one.len() - 1) + 1;
+    assert_eq!(width, 400_021);
+    // The top of the window is the highest sum, and the lowest 6,805 sums are not held.
+    let top = |p: &LossPmf| p.offset + p.len() as i64 - 1;
+    assert_eq!(top(&wrapped), 20 * top(&one));
+    assert!(wrapped.offset >= 20 * one.offset + 6_805 && wrapped.len() <= 393_216);
+    let mut chain = one.clone();
+    for _ in 1..20 {
+        chain = chain.compose(&one, c.tail).unwrap();
+    }
+    for eps in [0.0, 5.0, 15.0, 18.0, 19.0, 19.1, 19.5, 19.9] {
+        let (w, l) = (wrapped.delta(eps), chain.delta(eps));
+        let floor = l - chain.err - chain.inf - 19.0 * c.tail;
+        assert!(w >= floor, "eps {eps}: {w} below {floor}");
+        assert!(
+            w <= l + wrapped.err * (1.0 + 1.0 / 16.0),
+            "eps {eps}: {w} vs {l} + {}",
+            wrapped.err
+        );
+    }
+}
