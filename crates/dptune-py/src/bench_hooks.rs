@@ -13,7 +13,7 @@ use dptune::tune::{self, Config, PrivateStep, TuneOptions, Tuner, Value};
 
 use crate::errors::{IntoPy, R};
 use crate::input::vec_f64;
-use crate::method::{method_over, MethodArg};
+use crate::method::{method_over, LooseMethod, MethodArg};
 use crate::select::{build, select_one, SelArgs};
 use crate::space::space_from;
 
@@ -101,7 +101,7 @@ fn _time_tune_rust(
     seed: u64,
 ) -> R<f64> {
     let space = space_from(space)?;
-    let m = method_over(&space, Some(&method), None, None, None)?;
+    let m = method_over(&space, Some(&method), &LooseMethod::default())?;
     let tuner = Tuner::new(m, &space, per_run.inner.clone()).py()?;
     let options = TuneOptions {
         cap,

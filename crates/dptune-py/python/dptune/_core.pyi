@@ -14,6 +14,7 @@ from .types import (
     ArrayLike as ArrayLike,
     CostMechanism as CostMechanism,
     Direction as Direction,
+    LooseMethod as LooseMethod,
     Mechanism as Mechanism,
     Neighbours as Neighbours,
     SelectionOptions as SelectionOptions,
@@ -293,13 +294,12 @@ def tuning_cost(
     per_run: Guarantee,
     *,
     method: Union[Method, TuningMethod, None] = None,
-    repeats: Optional[Repeats] = None,
-    gamma: Optional[float] = None,
-    threshold: Optional[float] = None,
     runs: Optional[int] = None,
+    **loose: Unpack[LooseMethod],
 ) -> Guarantee:
     """The guarantee of a whole tuning whose runs each spend at most ``per_run``, for a
-    :class:`Method`, or by the older spelling: "repeat" (the default; Papernot–Steinke
+    :class:`Method`, or by the older spelling (deprecated; its keywords are
+    :class:`dptune.types.LooseMethod`): "repeat" (the default; Papernot–Steinke
     repeat-and-select, needs ``repeats``), "threshold" (Liu–Talwar Alg. 1, needs ``gamma`` and
     ``threshold``), "exhaustive" (``runs`` grid points composed)."""
 
@@ -307,18 +307,17 @@ def calibrate(
     outer: Guarantee,
     *,
     method: Union[Method, TuningMethod, None] = None,
-    repeats: Optional[Repeats] = None,
-    gamma: Optional[float] = None,
-    threshold: Optional[float] = None,
     runs: Optional[int] = None,
     per_run: AllowanceKind = "zcdp",
     sampling_rate: Optional[float] = None,
     steps: Optional[int] = None,
+    **loose: Unpack[LooseMethod],
 ) -> Guarantee:
     """The largest per-run allowance whose whole tuning fits ``outer``: "zcdp", "pure", or
     "dpsgd" (``steps`` DP-SGD steps at the public Poisson ``sampling_rate``: the RDP curve of
     the smallest noise multiplier that fits; :func:`dpsgd_noise_multiplier` gives it back).
-    Raises NoRelease when even the smallest does not fit."""
+    ``method`` (or the older spelling) as for :func:`tuning_cost`. Raises NoRelease when even
+    the smallest does not fit."""
 
 class NoisePlan:
     """DP-HYPE's distributed Skellam noise: total variance sized for ``min_survivors`` clients

@@ -3,20 +3,24 @@ mechanism, neighbour relation, tuner or direction is an error before the program
 them to annotate your own code, e.g. ``def pick(m: dptune.types.Mechanism) -> None``. At run
 time the core checks the same names and raises :class:`dptune.InvalidParameter` for any other.
 The keyword sets that several functions share (``**options``) are ``TypedDict`` types here,
-declared once: :class:`SelectionOptions`.
+declared once: :class:`SelectionOptions` and :class:`LooseMethod`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Sequence, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional, Sequence, TypedDict, Union
 
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from ._core import Repeats
 
 __all__ = [
     "AllowanceKind",
     "ArrayLike",
     "CostMechanism",
     "Direction",
+    "LooseMethod",
     "Mechanism",
     "Neighbours",
     "SelectionOptions",
@@ -73,3 +77,16 @@ class SelectionOptions(TypedDict, total=False):
     #: GEM's failure probability (default ``0.1``).
     beta: float
 
+
+class LooseMethod(TypedDict, total=False):
+    """The loose keywords of the older spelling of a tuning's method (deprecated: give a
+    :class:`dptune.Method` as ``method=`` instead), beside ``method="repeat"`` (the default),
+    ``"threshold"`` or ``"exhaustive"``, in :func:`dptune.tuning_cost` and
+    :func:`dptune.calibrate`."""
+
+    #: The distribution of the number of runs, for ``"repeat"``.
+    repeats: Optional[Repeats]
+    #: The stop probability, for ``"threshold"``.
+    gamma: Optional[float]
+    #: The score a run must reach to be released, for ``"threshold"``.
+    threshold: Optional[float]
