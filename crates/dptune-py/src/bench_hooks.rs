@@ -8,7 +8,7 @@ use pyo3::types::PyDict;
 
 use dptune::data::Records;
 use dptune::noise::SecureRng;
-use dptune::privacy::{Guarantee, Release};
+use dptune::privacy::Release;
 use dptune::tune::{self, Config, PrivateStep, TuneOptions, Tuner, Value};
 
 use crate::errors::{IntoPy, R};
