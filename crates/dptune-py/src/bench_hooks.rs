@@ -4,43 +4,34 @@
 //! out.
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use dptune::data::Records;
 use dptune::noise::SecureRng;
-use dptune::privacy::{Guarantee, Release};
+use dptune::privacy::Release;
 use dptune::tune::{self, Config, PrivateStep, TuneOptions, Tuner, Value};
 
 use crate::errors::{IntoPy, R};
 use crate::input::vec_f64;
-use crate::method::{method_over, MethodArg};
+use crate::method::{method_over, LooseMethod, MethodArg};
 use crate::select::{build, select_one, SelArgs};
 use crate::space::space_from;
 
 /// Times `repeats` selections in Rust alone (construct + select each time), for the overhead
-/// benchmark: returns nanoseconds per call.
+/// benchmark: returns nanoseconds per call. Takes the options of `dptune.select`, so that both
+/// sides of the comparison run the same selection.
 #[pyfunction]
-#[pyo3(signature = (scores, epsilon, repeats, *, mechanism="exponential", sensitivity=1.0, seed=0))]
+#[pyo3(signature = (scores, epsilon, repeats, *, seed=0, **options))]
 pub(crate) fn _time_select_rust(
     py: Python<'_>,
     scores: &Bound<'_, PyAny>,
     epsilon: f64,
     repeats: u32,
-    mechanism: &str,
-    sensitivity: f64,
     seed: u64,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> R<f64> {
     let scores = vec_f64("scores", scores)?;
-    let a = SelArgs {
-        mechanism,
-        epsilon,
-        sensitivity,
-        monotonic: false,
-        goal: "maximize",
-        neighbours: "add_remove",
-        delta: Some(1e-6),
-        sensitivities: None,
-        beta: 0.1,
-    };
+    let a = SelArgs::from_options("_time_select_rust", epsilon, options)?;
     let n = repeats.max(1);
     py.detach(|| -> R<f64> {
         let start = std::time::Instant::now();
@@ -110,7 +101,7 @@ fn _time_tune_rust(
     seed: u64,
 ) -> R<f64> {
     let space = space_from(space)?;
-    let m = method_over(&space, Some(&method), None, None, None)?;
+    let m = method_over(&space, Some(&method), &LooseMethod::default())?;
     let tuner = Tuner::new(m, &space, per_run.inner.clone()).py()?;
     let options = TuneOptions {
         cap,

@@ -3,7 +3,7 @@
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
 use dptune::noise::SecureRng;
 use dptune::privacy::Neighbours;
@@ -118,6 +118,35 @@ pub(crate) fn goal(s: &str) -> R<Goal> {
         "minimize" | "min" => Ok(Goal::Minimize),
         _ => Err(invalid("goal", s, "expected \"maximize\" or \"minimize\"")),
     }
+}
+
+/// Reads the `**options` of a function whose keywords form one struct (declared once, so the
+/// functions that share it cannot drift apart): `set(name, value)` stores a known option and
+/// returns `Ok(false)` for any other name, which is then the `TypeError` Python raises for an
+/// unexpected keyword, so a misspelt option is refused, never ignored. A value that does not
+/// convert carries the note "while processing 'name'", as PyO3 adds it for a declared keyword.
+pub(crate) fn read_options(
+    function: &str,
+    options: Option<&Bound<'_, PyDict>>,
+    mut set: impl FnMut(&str, &Bound<'_, PyAny>) -> R<bool>,
+) -> R<()> {
+    for (key, value) in options.into_iter().flat_map(|o| o.iter()) {
+        let key = key.cast_into::<PyString>()?;
+        let name = key.to_str()?;
+        let known = set(name, &value).inspect_err(|e| {
+            // The note is context only: where Python cannot add one (before 3.11), the error
+            // stands as it is.
+            let _ = e
+                .value(value.py())
+                .call_method1("add_note", (format!("while processing '{name}'"),));
+        })?;
+        if !known {
+            return Err(PyTypeError::new_err(format!(
+                "{function}() got an unexpected keyword argument '{name}'"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The `seed` argument of a randomised function: an integer keys that one release; a

@@ -17,7 +17,7 @@ use dptune::tune::Fractions;
 use crate::errors::{invalid, IntoPy, R};
 use crate::guarantee::PyGuarantee;
 use crate::input::{rng_from, Seed};
-use crate::method::{method_over, MethodArg};
+use crate::method::{method_over, LooseMethod, MethodArg};
 use crate::space::space_from;
 
 /// Runs the `dptune tune` job on a bundled dataset and returns its report as JSON text (the
@@ -55,7 +55,7 @@ pub(crate) fn _tune_learner(
         plan.space.check(kind.rules()).py()?;
     }
     if let Some(m) = &method {
-        plan.method = method_over(&plan.space, Some(m), None, None, None)?;
+        plan.method = method_over(&plan.space, Some(m), &LooseMethod::default())?;
     }
     plan.allowance = target.inner.clone();
     plan.fractions = Fractions {

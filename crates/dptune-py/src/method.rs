@@ -3,12 +3,13 @@
 //! all converted to the library's `dptune::tune::Method`.
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use dptune::privacy::repeat;
 use dptune::tune::{self, Method, SearchSpace};
 
 use crate::errors::{invalid, IntoPy, R};
-use crate::input::type_name;
+use crate::input::{read_options, type_name};
 
 /// The most candidate runs a tuning may dispatch (and an exhaustive cost may compose).
 pub(crate) const MAX_RUNS: usize = tune::MAX_CAP as usize;
@@ -320,24 +321,61 @@ fn exhaustive_runs(runs: Option<usize>) -> R<usize> {
     Ok(runs)
 }
 
-/// The method of a tuning: a `dptune.Method` (then no loose keyword may be given), or the
-/// older spelling, a name with its keywords (default "repeat"). `runs` is the grid size of
-/// the tuned space, or the `runs` keyword.
-pub(crate) fn method_from(
-    method: Option<&MethodArg<'_>>,
-    repeats: Option<&PyRepeats>,
+/// The loose keywords of the older spelling of a tuning's method (`repeats=`, `gamma=`,
+/// `threshold=` beside a method name), deprecated in favour of a `dptune.Method`. Every function
+/// that still accepts them takes them as `**loose` and reads them here, so they are declared
+/// once and will be removed in one place.
+#[derive(Default)]
+pub(crate) struct LooseMethod {
+    repeats: Option<repeat::Repeats>,
     gamma: Option<f64>,
     threshold: Option<f64>,
+}
+
+impl LooseMethod {
+    /// The loose keywords given to `function` (its `**loose`); any other keyword is a
+    /// `TypeError` ([`read_options`]).
+    pub(crate) fn from_options(function: &str, loose: Option<&Bound<'_, PyDict>>) -> R<Self> {
+        let mut l = Self::default();
+        read_options(function, loose, |name, v| {
+            match name {
+                "repeats" => {
+                    l.repeats = v
+                        .extract::<Option<PyRef<'_, PyRepeats>>>()?
+                        .map(|r| r.inner)
+                }
+                "gamma" => l.gamma = v.extract()?,
+                "threshold" => l.threshold = v.extract()?,
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        Ok(l)
+    }
+
+    /// The names of the keywords given.
+    fn given(&self) -> impl Iterator<Item = &'static str> {
+        [
+            ("repeats", self.repeats.is_some()),
+            ("gamma", self.gamma.is_some()),
+            ("threshold", self.threshold.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+    }
+}
+
+/// The method of a tuning: a `dptune.Method` (then no loose keyword may be given), or the
+/// older spelling, a name with its `loose` keywords (default "repeat"). `runs` is the grid size
+/// of the tuned space, or the `runs` keyword.
+pub(crate) fn method_from(
+    method: Option<&MethodArg<'_>>,
+    loose: &LooseMethod,
     runs: Option<usize>,
 ) -> R<Method> {
     let name = match method {
         Some(MethodArg::Method(m)) => {
-            let loose = [
-                ("repeats", repeats.is_some()),
-                ("gamma", gamma.is_some()),
-                ("threshold", threshold.is_some()),
-            ];
-            if let Some((name, _)) = loose.iter().find(|(_, given)| *given) {
+            if let Some(name) = loose.given().next() {
                 return Err(invalid(
                     name,
                     "a value",
@@ -349,19 +387,19 @@ pub(crate) fn method_from(
         Some(MethodArg::Name(n)) => n.as_str(),
         None => "repeat",
     };
-    if method.is_some() || repeats.is_some() || gamma.is_some() || threshold.is_some() {
+    if method.is_some() || loose.given().next().is_some() {
         deprecated(name)?;
     }
     match name {
-        "repeat" => Ok(Method::RepeatAndSelect(
-            repeats
-                .ok_or_else(|| invalid("repeats", "None", "repeat-and-select needs a Repeats"))?
-                .inner,
-        )),
+        "repeat" => Ok(Method::RepeatAndSelect(loose.repeats.ok_or_else(|| {
+            invalid("repeats", "None", "repeat-and-select needs a Repeats")
+        })?)),
         "threshold" => Ok(Method::Threshold {
-            threshold: threshold
+            threshold: loose
+                .threshold
                 .ok_or_else(|| invalid("threshold", "None", "the threshold method needs one"))?,
-            gamma: gamma
+            gamma: loose
+                .gamma
                 .ok_or_else(|| invalid("gamma", "None", "the threshold method needs one"))?,
         }),
         "exhaustive" => Ok(Method::Exhaustive {
@@ -400,16 +438,14 @@ fn deprecated(name: &str) -> R<()> {
 pub(crate) fn method_over(
     space: &SearchSpace,
     method: Option<&MethodArg<'_>>,
-    repeats: Option<&PyRepeats>,
-    gamma: Option<f64>,
-    threshold: Option<f64>,
+    loose: &LooseMethod,
 ) -> R<Method> {
     let runs = if method.is_some_and(MethodArg::is_exhaustive) {
         Some(space.grid().py()?.len())
     } else {
         None
     };
-    method_from(method, repeats, gamma, threshold, runs)
+    method_from(method, loose, runs)
 }
 
 /// Adds this file's classes to the module `dptune._core`.

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use dptune::noise::SecureRng;
 use dptune::privacy::Guarantee;
@@ -15,22 +16,69 @@ use dptune::select::{
 use crate::budget;
 use crate::errors::{invalid, DataError, IntoPy, R};
 use crate::guarantee::{g, PyGuarantee};
-use crate::input::{goal, neighbours, rng_from, vec_f64, Seed};
+use crate::input::{goal, neighbours, read_options, rng_from, vec_f64, Seed};
 use crate::limits;
 
 /// Inputs at least this long are copied and selected with the GIL released.
 pub(crate) const DETACH_AT: usize = 4096;
 
-pub(crate) struct SelArgs<'a> {
-    pub(crate) mechanism: &'a str,
+/// One selection's parameters: `epsilon` and the keyword options that `dptune.select`,
+/// `dptune.nonprivate_selection_probabilities` and the benchmark hook share. The options are
+/// declared here once, with their defaults ([`SelArgs::new`]), and read from the functions'
+/// `**options` by [`SelArgs::from_options`], so the functions cannot drift apart.
+pub(crate) struct SelArgs {
+    pub(crate) mechanism: String,
     pub(crate) epsilon: f64,
     pub(crate) sensitivity: f64,
     pub(crate) monotonic: bool,
-    pub(crate) goal: &'a str,
-    pub(crate) neighbours: &'a str,
+    pub(crate) goal: String,
+    pub(crate) neighbours: String,
     pub(crate) delta: Option<f64>,
     pub(crate) sensitivities: Option<Vec<f64>>,
     pub(crate) beta: f64,
+}
+
+impl SelArgs {
+    /// `epsilon` with every option at its default (the defaults `dptune.select` documents).
+    pub(crate) fn new(epsilon: f64) -> Self {
+        Self {
+            mechanism: "exponential".into(),
+            epsilon,
+            sensitivity: 1.0,
+            monotonic: false,
+            goal: "maximize".into(),
+            neighbours: "add_remove".into(),
+            delta: None,
+            sensitivities: None,
+            beta: 0.1,
+        }
+    }
+
+    /// `epsilon` with the options given as keywords to `function` (its `**options`), the others
+    /// at their defaults; any other keyword is a `TypeError` ([`read_options`]).
+    pub(crate) fn from_options(
+        function: &str,
+        epsilon: f64,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> R<Self> {
+        let mut a = Self::new(epsilon);
+        read_options(function, options, |name, v| {
+            match name {
+                "mechanism" => a.mechanism = v.extract()?,
+                "sensitivity" => a.sensitivity = v.extract()?,
+                "monotonic" => a.monotonic = v.extract()?,
+                "goal" => a.goal = v.extract()?,
+                "neighbours" => a.neighbours = v.extract()?,
+                "delta" => a.delta = v.extract()?,
+                "sensitivities" if v.is_none() => a.sensitivities = None,
+                "sensitivities" => a.sensitivities = Some(vec_f64(name, v)?),
+                "beta" => a.beta = v.extract()?,
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        Ok(a)
+    }
 }
 
 /// Scores are computed from the private data: a NaN among them is a `DataError` (which aborts
@@ -46,20 +94,20 @@ pub(crate) fn no_nan_scores(scores: &[f64]) -> R<()> {
 
 /// The library's one dispatch ([`Mechanism::build`]) on the Python arguments; top-k has its
 /// own function (`dptune.top_k`).
-pub(crate) fn build(scores: &[f64], a: &SelArgs<'_>) -> R<Prepared> {
+pub(crate) fn build(scores: &[f64], a: &SelArgs) -> R<Prepared> {
     no_nan_scores(scores)?;
     let mech: Mechanism = a.mechanism.parse().py()?;
     let mech = mech.as_selection().py()?;
     if mech == Mechanism::TopK {
         return Err(invalid(
             "mechanism",
-            a.mechanism,
+            &a.mechanism,
             "use dptune.top_k for noisy top-k; the sparse vector technique is not a selection",
         ));
     }
-    let goal = goal(a.goal)?;
+    let goal = goal(&a.goal)?;
     let allowance = mech
-        .allowance(a.epsilon, a.delta, neighbours(a.neighbours)?)
+        .allowance(a.epsilon, a.delta, neighbours(&a.neighbours)?)
         .py()?;
     let mut spec = Spec::new(allowance, a.sensitivity);
     spec.goal = goal;
@@ -79,6 +127,10 @@ pub(crate) fn select_one(m: &Prepared, rng: &mut SecureRng) -> R<(usize, Guarant
 
 /// One private selection: returns `(index, guarantee)`.
 ///
+/// Options (keyword-only, typed by `dptune.types.SelectionOptions`): `mechanism="exponential"`,
+/// `sensitivity=1.0`, `monotonic=False`, `goal="maximize"`, `neighbours="add_remove"`,
+/// `delta=None`, `sensitivities=None`, `beta=0.1`.
+///
 /// `mechanism`: "exponential" (ε pure and ε²/8 zCDP), "gumbel" (same law), "laplace"
 /// (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs `delta`, which
 /// the pure mechanisms refuse; calibrated to the L2 sensitivity Δ·√m of the whole vector), "gem" (generalized EM with
@@ -89,40 +141,17 @@ pub(crate) fn select_one(m: &Prepared, rng: &mut SecureRng) -> R<(usize, Guarant
 /// exact. `seed=None` draws from the operating system; an integer seed is for reproducible
 /// research runs and is not private against anyone who knows it.
 #[pyfunction]
-#[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
-    goal="maximize", neighbours="add_remove", delta=None, sensitivities=None, beta=0.1, seed=None,
-    budget=None, store=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (scores, epsilon, *, seed=None, budget=None, store=None, **options))]
 pub(crate) fn select_index(
     py: Python<'_>,
     scores: &Bound<'_, PyAny>,
     epsilon: f64,
-    mechanism: &str,
-    sensitivity: f64,
-    monotonic: bool,
-    goal: &str,
-    neighbours: &str,
-    delta: Option<f64>,
-    sensitivities: Option<&Bound<'_, PyAny>>,
-    beta: f64,
     seed: Option<Seed<'_>>,
     budget: Option<&str>,
     store: Option<PathBuf>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> R<(usize, PyGuarantee)> {
-    let sensitivities = sensitivities
-        .map(|s| vec_f64("sensitivities", s))
-        .transpose()?;
-    let a = SelArgs {
-        mechanism,
-        epsilon,
-        sensitivity,
-        monotonic,
-        goal,
-        neighbours,
-        delta,
-        sensitivities,
-        beta,
-    };
+    let a = SelArgs::from_options("select_index", epsilon, options)?;
     let mut rng = rng_from(seed)?;
     // With `budget`, the mechanism (inputs validated) is charged before it selects.
     let charge = |m: &Prepared| budget::charge(budget, store.as_deref(), m.guarantee(), "select");
@@ -156,42 +185,21 @@ pub(crate) fn select_index(
 }
 
 /// NOT PRIVATE: the exact selection probabilities of the implemented mechanism on the raw
-/// scores (no noise, no guarantee). Wrapped by `dptune.nonprivate_selection_probabilities`,
-/// which labels the result.
+/// scores (no noise, no guarantee), and the mechanism's name. Takes the options of
+/// `select_index`. Wrapped by `dptune.nonprivate_selection_probabilities`, which labels the
+/// result.
 #[pyfunction]
-#[pyo3(signature = (scores, epsilon, *, mechanism="exponential", sensitivity=1.0, monotonic=false,
-    goal="maximize", neighbours="add_remove", delta=None, sensitivities=None, beta=0.1))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (scores, epsilon, **options))]
 pub(crate) fn _selection_probabilities<'py>(
     py: Python<'py>,
     scores: &Bound<'py, PyAny>,
     epsilon: f64,
-    mechanism: &str,
-    sensitivity: f64,
-    monotonic: bool,
-    goal: &str,
-    neighbours: &str,
-    delta: Option<f64>,
-    sensitivities: Option<&Bound<'py, PyAny>>,
-    beta: f64,
-) -> R<Bound<'py, PyArray1<f64>>> {
+    options: Option<&Bound<'py, PyDict>>,
+) -> R<(Bound<'py, PyArray1<f64>>, String)> {
     let scores = vec_f64("scores", scores)?;
-    let sensitivities = sensitivities
-        .map(|s| vec_f64("sensitivities", s))
-        .transpose()?;
-    let a = SelArgs {
-        mechanism,
-        epsilon,
-        sensitivity,
-        monotonic,
-        goal,
-        neighbours,
-        delta,
-        sensitivities,
-        beta,
-    };
+    let a = SelArgs::from_options("_selection_probabilities", epsilon, options)?;
     let p = build(&scores, &a)?.probabilities().py()?;
-    Ok(PyArray1::from_vec(py, p))
+    Ok((PyArray1::from_vec(py, p), a.mechanism))
 }
 
 /// The release-schema violations of a Python result: `paths` are the released attribute paths
@@ -242,15 +250,10 @@ pub(crate) fn selection_cost(
         return Ok(g(t.guarantee().clone()));
     }
     let a = SelArgs {
-        mechanism,
-        epsilon,
-        sensitivity: 1.0,
-        monotonic: false,
-        goal: "maximize",
-        neighbours,
+        mechanism: mechanism.into(),
+        neighbours: neighbours.into(),
         delta,
-        sensitivities: None,
-        beta: 0.1,
+        ..SelArgs::new(epsilon)
     };
     Ok(g(build(&dummy, &a)?.guarantee().clone()))
 }

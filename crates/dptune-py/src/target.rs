@@ -5,13 +5,14 @@
 //! itself; it chooses the public inputs of the library's functions.
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use dptune::privacy::{dpsgd, Bound as Bnd, Guarantee};
 use dptune::tune::{self, cost::NOISE_MULTIPLIERS, Method};
 
 use crate::errors::{invalid, IntoPy, R};
 use crate::guarantee::{g, PyGuarantee};
-use crate::method::{method_over, MethodArg, PyRepeats};
+use crate::method::{method_over, LooseMethod, MethodArg};
 use crate::space::space_from;
 
 /// What each run of a calibrated tuning spends.
@@ -124,30 +125,23 @@ pub(crate) fn cap_advice(method: &Method, eps: f64, delta: f64) -> String {
 /// DP-SGD noise multiplier). See `dptune.tune` for the rules; the plan checks the final cost
 /// against the target again before anything runs.
 #[pyfunction]
-#[pyo3(signature = (space, target, *, method=None, repeats=None, gamma=None, threshold=None,
-    per_run="zcdp", sampling_rate=None, steps=None, cap=None, cap_auto=false, cap_share=0.5))]
+#[pyo3(signature = (space, target, *, method=None, per_run="zcdp", sampling_rate=None,
+    steps=None, cap=None, cap_auto=false, cap_share=0.5, **loose))]
 #[allow(clippy::too_many_arguments)]
 fn _calibrate_tuning(
     space: &Bound<'_, PyAny>,
     target: &PyGuarantee,
     method: Option<MethodArg<'_>>,
-    repeats: Option<PyRef<'_, PyRepeats>>,
-    gamma: Option<f64>,
-    threshold: Option<f64>,
     per_run: &str,
     sampling_rate: Option<f64>,
     steps: Option<u64>,
     cap: Option<u64>,
     cap_auto: bool,
     cap_share: f64,
+    loose: Option<&Bound<'_, PyDict>>,
 ) -> R<(PyGuarantee, Option<u64>, f64, Option<f64>)> {
-    let m = method_over(
-        &space_from(space)?,
-        method.as_ref(),
-        repeats.as_deref(),
-        gamma,
-        threshold,
-    )?;
+    let loose = LooseMethod::from_options("_calibrate_tuning", loose)?;
+    let m = method_over(&space_from(space)?, method.as_ref(), &loose)?;
     m.check().py()?;
     let kind = PerRun::parse(per_run, sampling_rate, steps)?;
     let target = &target.inner;

@@ -10,45 +10,44 @@ use dptune::tune::{self, Config, Method, TuneOptions, Tuner};
 use crate::errors::{invalid, BudgetExceeded, IntoPy, NoRelease, R};
 use crate::guarantee::{g, PyGuarantee};
 use crate::input::{rng_from, vec_f64, Seed};
-use crate::method::{method_from, method_over, MethodArg, PyRepeats, MAX_RUNS};
+use crate::method::{method_from, method_over, LooseMethod, MethodArg, MAX_RUNS};
 use crate::space::{config_to_py, space_from};
 use crate::target;
 
-/// The guarantee of a whole tuning whose runs each spend at most `per_run`.
+/// The guarantee of a whole tuning whose runs each spend at most `per_run`. `method`: a
+/// `dptune.Method`, or the older spelling (deprecated): a name ("repeat", the default,
+/// "threshold" or "exhaustive") with the loose keywords `repeats=`, `gamma=`, `threshold=`.
 #[pyfunction]
-#[pyo3(signature = (per_run, *, method=None, repeats=None, gamma=None, threshold=None,
-    runs=None))]
+#[pyo3(signature = (per_run, *, method=None, runs=None, **loose))]
 pub(crate) fn tuning_cost(
     per_run: &PyGuarantee,
     method: Option<MethodArg<'_>>,
-    repeats: Option<PyRef<'_, PyRepeats>>,
-    gamma: Option<f64>,
-    threshold: Option<f64>,
     runs: Option<usize>,
+    loose: Option<&Bound<'_, PyDict>>,
 ) -> R<PyGuarantee> {
-    let m = method_from(method.as_ref(), repeats.as_deref(), gamma, threshold, runs)?;
+    let loose = LooseMethod::from_options("tuning_cost", loose)?;
+    let m = method_from(method.as_ref(), &loose, runs)?;
     Ok(g(tune::tuning_cost(&m, &per_run.inner).py()?))
 }
 
 /// Largest per-run allowance whose whole tuning fits `outer`: ρ (zCDP), ε (pure), or for
 /// "dpsgd" the RDP curve of `steps` DP-SGD steps at rate `sampling_rate` with the smallest
 /// noise multiplier that fits (`dpsgd_noise_multiplier(allowance, ...)` gives it back).
+/// `method` as for `tuning_cost`.
 #[pyfunction]
-#[pyo3(signature = (outer, *, method=None, repeats=None, gamma=None, threshold=None,
-    runs=None, per_run="zcdp", sampling_rate=None, steps=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (outer, *, method=None, runs=None, per_run="zcdp", sampling_rate=None,
+    steps=None, **loose))]
 pub(crate) fn calibrate(
     outer: &PyGuarantee,
     method: Option<MethodArg<'_>>,
-    repeats: Option<PyRef<'_, PyRepeats>>,
-    gamma: Option<f64>,
-    threshold: Option<f64>,
     runs: Option<usize>,
     per_run: &str,
     sampling_rate: Option<f64>,
     steps: Option<u64>,
+    loose: Option<&Bound<'_, PyDict>>,
 ) -> R<PyGuarantee> {
-    let m = method_from(method.as_ref(), repeats.as_deref(), gamma, threshold, runs)?;
+    let loose = LooseMethod::from_options("calibrate", loose)?;
+    let m = method_from(method.as_ref(), &loose, runs)?;
     let kind = target::PerRun::parse(per_run, sampling_rate, steps)?;
     Ok(g(target::calibrate_per_run(&outer.inner, &m, kind)?.0))
 }
@@ -75,29 +74,22 @@ pub(crate) struct TuningPlan {
 /// Draws a tuning plan with the library's `Tuner::schedule`, so a seeded Python tuning gives the
 /// configurations, seeds and winner of the library's `Tuner::run` with the same seed.
 #[pyfunction]
-#[pyo3(signature = (space, per_run, *, method=None, repeats=None, gamma=None,
-    threshold=None, cap=None, cap_delta=0.0, seed=None, target=None))]
+#[pyo3(signature = (space, per_run, *, method=None, cap=None, cap_delta=0.0, seed=None,
+    target=None, **loose))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _plan_tuning(
     space: &Bound<'_, PyAny>,
     per_run: &PyGuarantee,
     method: Option<MethodArg<'_>>,
-    repeats: Option<PyRef<'_, PyRepeats>>,
-    gamma: Option<f64>,
-    threshold: Option<f64>,
     cap: Option<u64>,
     cap_delta: f64,
     seed: Option<Seed<'_>>,
     target: Option<PyRef<'_, PyGuarantee>>,
+    loose: Option<&Bound<'_, PyDict>>,
 ) -> R<TuningPlan> {
     let space = space_from(space)?;
-    let m = method_over(
-        &space,
-        method.as_ref(),
-        repeats.as_deref(),
-        gamma,
-        threshold,
-    )?;
+    let loose = LooseMethod::from_options("_plan_tuning", loose)?;
+    let m = method_over(&space, method.as_ref(), &loose)?;
     if cap == Some(0) {
         return Err(invalid("cap", 0, "must be at least 1"));
     }

@@ -265,6 +265,29 @@ def test_selection_probabilities_are_a_labelled_non_private_diagnostic():
     assert not any(isinstance(v, dptune.Guarantee) for v in vars(diag).values())
 
 
+def test_selection_options_are_one_keyword_set_with_the_documented_defaults():
+    """``select`` and ``nonprivate_selection_probabilities`` read one set of options, declared
+    once in the core (issue 16): written out at the defaults the docstring lists, each gives
+    what leaving them out gives; a misspelt option is a TypeError, never ignored; a value of the
+    wrong type is a TypeError too."""
+    defaults = dict(mechanism="exponential", sensitivity=1.0, monotonic=False, goal="maximize",
+                    neighbours="add_remove", delta=None, sensitivities=None, beta=0.1)
+    doc = dptune.select.__doc__
+    for name, value in defaults.items():
+        assert f"{name}={value!r}".replace("'", '"') in doc, name
+    assert dptune.select(SCORES, 1.0, seed=5, **defaults) == dptune.select(SCORES, 1.0, seed=5)
+    np.testing.assert_array_equal(
+        dptune.nonprivate_selection_probabilities(SCORES, 1.0, **defaults).value,
+        dptune.nonprivate_selection_probabilities(SCORES, 1.0).value,
+    )
+    with pytest.raises(TypeError, match="unexpected keyword argument 'mechansim'"):
+        dptune.select(SCORES, 1.0, mechansim="gem")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
+        dptune.nonprivate_selection_probabilities(SCORES, 1.0, seed=1)
+    with pytest.raises(TypeError):
+        dptune.select(SCORES, 1.0, beta="small")
+
+
 @pytest.mark.parametrize("neighbours, label", [("add-remove", "add_remove"),
                                                ("replace", "replace_one")])
 def test_noisy_count_and_gaussian_release_report_the_neighbour_relation(neighbours, label):

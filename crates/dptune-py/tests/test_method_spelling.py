@@ -23,6 +23,15 @@ def test_old_spelling_warns_and_agrees_with_method():
         dptune.tuning_cost(per, method="exhaustive", runs=4)
 
 
+def test_a_misspelt_loose_keyword_is_refused_not_ignored():
+    """The loose keywords are read from one ``**loose`` set (declared once in the core): any
+    other keyword is the usual TypeError."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'repeat'"):
+        dptune.tuning_cost(Guarantee.pure(1.0), repeat=Repeats.poisson(3))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gama'"):
+        dptune.calibrate(Guarantee.pure(1.0), method="threshold", gama=0.1, threshold=0.5)
+
+
 def test_method_spelling_warns_about_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -7,14 +7,17 @@ from typing import Any, Dict, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import Unpack
 
-ArrayLike = Union[npt.NDArray[Any], Sequence[float]]
 from .types import (
     AllowanceKind as AllowanceKind,
+    ArrayLike as ArrayLike,
     CostMechanism as CostMechanism,
     Direction as Direction,
+    LooseMethod as LooseMethod,
     Mechanism as Mechanism,
     Neighbours as Neighbours,
+    SelectionOptions as SelectionOptions,
     TopKMethod as TopKMethod,
     TuningMethod as TuningMethod,
 )
@@ -137,19 +140,17 @@ def select_index(
     scores: ArrayLike,
     epsilon: float,
     *,
-    mechanism: Mechanism = "exponential",
-    sensitivity: float = 1.0,
-    monotonic: bool = False,
-    goal: Direction = "maximize",
-    neighbours: Neighbours = "add_remove",
-    delta: Optional[float] = None,
-    sensitivities: Optional[ArrayLike] = None,
-    beta: float = 0.1,
     seed: Seed = None,
     budget: Optional[str] = None,
     store: Optional[StrPath] = None,
+    **options: Unpack[SelectionOptions],
 ) -> Tuple[int, Guarantee]:
     """One private selection: ``(index, guarantee)``.
+
+    Options (keyword-only; :class:`dptune.types.SelectionOptions` types them):
+    ``mechanism="exponential"``, ``sensitivity=1.0``, ``monotonic=False``,
+    ``goal="maximize"``, ``neighbours="add_remove"``, ``delta=None``, ``sensitivities=None``,
+    ``beta=0.1``.
 
     ``mechanism``: "exponential" (ε pure and ε²/8 zCDP), "gumbel" (same law), "laplace"
     (report-noisy-max, ε pure), "permute-and-flip" (ε pure), "gaussian" (needs ``delta``,
@@ -166,20 +167,11 @@ def select_index(
     :class:`InvalidParameter` under another neighbour relation than the budget's."""
 
 def _selection_probabilities(
-    scores: ArrayLike,
-    epsilon: float,
-    *,
-    mechanism: Mechanism = "exponential",
-    sensitivity: float = 1.0,
-    monotonic: bool = False,
-    goal: Direction = "maximize",
-    neighbours: Neighbours = "add_remove",
-    delta: Optional[float] = None,
-    sensitivities: Optional[ArrayLike] = None,
-    beta: float = 0.1,
-) -> npt.NDArray[np.float64]:
+    scores: ArrayLike, epsilon: float, **options: Unpack[SelectionOptions]
+) -> Tuple[npt.NDArray[np.float64], str]:
     """NOT PRIVATE: the exact selection probabilities on the raw scores (no noise, no
-    guarantee). Use ``dptune.nonprivate_selection_probabilities``, which labels the result."""
+    guarantee), and the mechanism's name. Use ``dptune.nonprivate_selection_probabilities``,
+    which labels the result."""
 
 def selection_cost(
     epsilon: float,
@@ -302,13 +294,12 @@ def tuning_cost(
     per_run: Guarantee,
     *,
     method: Union[Method, TuningMethod, None] = None,
-    repeats: Optional[Repeats] = None,
-    gamma: Optional[float] = None,
-    threshold: Optional[float] = None,
     runs: Optional[int] = None,
+    **loose: Unpack[LooseMethod],
 ) -> Guarantee:
     """The guarantee of a whole tuning whose runs each spend at most ``per_run``, for a
-    :class:`Method`, or by the older spelling: "repeat" (the default; Papernot–Steinke
+    :class:`Method`, or by the older spelling (deprecated; its keywords are
+    :class:`dptune.types.LooseMethod`): "repeat" (the default; Papernot–Steinke
     repeat-and-select, needs ``repeats``), "threshold" (Liu–Talwar Alg. 1, needs ``gamma`` and
     ``threshold``), "exhaustive" (``runs`` grid points composed)."""
 
@@ -316,18 +307,17 @@ def calibrate(
     outer: Guarantee,
     *,
     method: Union[Method, TuningMethod, None] = None,
-    repeats: Optional[Repeats] = None,
-    gamma: Optional[float] = None,
-    threshold: Optional[float] = None,
     runs: Optional[int] = None,
     per_run: AllowanceKind = "zcdp",
     sampling_rate: Optional[float] = None,
     steps: Optional[int] = None,
+    **loose: Unpack[LooseMethod],
 ) -> Guarantee:
     """The largest per-run allowance whose whole tuning fits ``outer``: "zcdp", "pure", or
     "dpsgd" (``steps`` DP-SGD steps at the public Poisson ``sampling_rate``: the RDP curve of
     the smallest noise multiplier that fits; :func:`dpsgd_noise_multiplier` gives it back).
-    Raises NoRelease when even the smallest does not fit."""
+    ``method`` (or the older spelling) as for :func:`tuning_cost`. Raises NoRelease when even
+    the smallest does not fit."""
 
 class NoisePlan:
     """DP-HYPE's distributed Skellam noise: total variance sized for ``min_survivors`` clients

@@ -9,9 +9,15 @@ be mistaken for a release; its name says so too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any
 
 from . import _core
+
+if TYPE_CHECKING:
+    # `typing.Unpack` is Python 3.11+; type checkers know `typing_extensions` on every version.
+    from typing_extensions import Unpack
+
+    from .types import SelectionOptions
 
 LABEL = "NOT PRIVATE"
 
@@ -34,32 +40,12 @@ class NotPrivate:
 
 
 def nonprivate_selection_probabilities(
-    scores: Any,
-    epsilon: float,
-    *,
-    mechanism: str = "exponential",
-    sensitivity: float = 1.0,
-    monotonic: bool = False,
-    goal: str = "maximize",
-    neighbours: str = "add_remove",
-    delta: Optional[float] = None,
-    sensitivities: Any = None,
-    beta: float = 0.1,
+    scores: Any, epsilon: float, **options: Unpack[SelectionOptions]
 ) -> NotPrivate:
     """NOT PRIVATE: the exact probabilities with which ``dptune.select`` (same arguments) picks
-    each candidate, computed from the raw ``scores`` without noise. The result is a
-    :class:`NotPrivate` whose ``value`` is a float64 array; nothing is spent and no guarantee
+    each candidate, computed from the raw ``scores`` without noise. The options are those of
+    ``dptune.select`` (:class:`dptune.types.SelectionOptions`), with its defaults. The result is
+    a :class:`NotPrivate` whose ``value`` is a float64 array; nothing is spent and no guarantee
     applies, since the probabilities are a deterministic function of the scores."""
-    p = _core._selection_probabilities(
-        scores,
-        epsilon,
-        mechanism=mechanism,
-        sensitivity=sensitivity,
-        monotonic=monotonic,
-        goal=goal,
-        neighbours=neighbours,
-        delta=delta,
-        sensitivities=sensitivities,
-        beta=beta,
-    )
+    p, mechanism = _core._selection_probabilities(scores, epsilon, **options)
     return NotPrivate(p, f"exact selection probabilities of {mechanism} on the raw scores")

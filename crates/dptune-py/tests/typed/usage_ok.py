@@ -7,7 +7,7 @@ import numpy.typing as npt
 
 import dptune
 from dptune.sklearn import Candidate, PrivateLogisticRegression
-from dptune.types import Mechanism, Neighbours
+from dptune.types import Mechanism, Neighbours, SelectionOptions
 
 scores = np.array([0.81, 0.84, 0.79, 0.86])
 mechanisms: List[Mechanism] = ["exponential", "permute-and-flip"]
@@ -15,6 +15,9 @@ for mech in mechanisms:
     idx, spent = dptune.select(scores, epsilon=1.0, mechanism=mech, sensitivity=0.01)
     eps: float = spent.epsilon(1e-6)
     i: int = idx
+options: SelectionOptions = {"mechanism": "gem", "sensitivities": [0.01] * 4, "beta": 0.2}
+picked, _ = dptune.select(scores, 1.0, seed=1, **options)
+probabilities = dptune.nonprivate_selection_probabilities(scores, 1.0, **options).value
 relation: Neighbours = "replace"
 count, _ = dptune.noisy_count(10, 1.0, neighbours=relation)
 cost = dptune.tuning_cost(dptune.Guarantee.pure(0.5), method="repeat",
