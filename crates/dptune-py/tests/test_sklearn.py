@@ -11,6 +11,7 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
 import dptune
+import dptune._certified as cert
 import dptune.sklearn as sk
 from dptune.sklearn import Candidate, PrivateLogisticRegression, _features, _Objective
 
@@ -22,7 +23,7 @@ def exact_minimiser(X, y, classes, C, norm_bound=1.0, intercept_scaling=1.0, tol
     labels = np.searchsorted(np.asarray(classes), y)
     obj = _Objective(Z, labels, len(classes), C, math.hypot(norm_bound, intercept_scaling))
     k = 1 if len(classes) == 2 else len(classes)
-    W = sk._newton(obj, np.zeros((k, Z.shape[1])), tol, 200)
+    W = cert._newton(obj, np.zeros((k, Z.shape[1])), tol, 200)
     assert obj.certified_gradient(W) <= tol
     return W
 
@@ -323,7 +324,7 @@ def test_gradient_error_and_fallback_plan_worked_numbers():
     eps_r = g(3) * B * 10 / 4 + 11 * u
     by_hand = 1000 * B * (eps_r + g(96) * (1 + eps_r)) + u * 1000 * B * (1 + eps_r) * (1 + g(96))
     by_hand += 2.01 * u * 10
-    assert sk._gradient_error(1000, 3, 2, 1.0, B, 10.0) == pytest.approx(by_hand, rel=1e-9)
+    assert cert._gradient_error(1000, 3, 2, 1.0, B, 10.0) == pytest.approx(by_hand, rel=1e-9)
     assert by_hand == pytest.approx(1.86e-11, rel=1e-2)
     # The fallback for m = 100, C = 1, tol = 1e-3: R₀ = √(2·100·ln 2) = 11.77, β = 100·2/4 + 1
     # = 51, η = 1/51 = 1 − q, and K = ⌈51·ln(2R/(C·tol/2))⌉ + 1 = ⌈51·ln 47 088⌉ + 1 = 550.
@@ -347,7 +348,7 @@ def test_the_certificate_includes_the_gradients_rounding():
     Z = _features(X, 1.0, 1.0)
     C = 1e3
     obj = _Objective(Z, y, 2, C, math.sqrt(2.0))
-    W = sk._newton(obj, np.zeros((1, 3)), 1e-12, 100)
+    W = cert._newton(obj, np.zeros((1, 3)), 1e-12, 100)
     Zd = [[Decimal(float(v)) for v in row] for row in Z]
 
     def exact_norm(V):
@@ -381,9 +382,9 @@ def test_the_fallback_reaches_c_tol_and_fewer_steps_do_not():
     X, y, model, obj, plan = _fallback_problem()
     exact = exact_minimiser(X, y, [0, 1], 1.0)  # within 1e-9 of w*
     start = np.zeros_like(exact)
-    W = sk._fallback(obj, plan, start, 0.0, plan.steps)
+    W = cert._fallback(obj, plan, start, 0.0, plan.steps)
     assert np.linalg.norm(W - exact) <= 1.0 * model.tol - 1e-9
-    W = sk._fallback(obj, plan, start, 0.0, plan.steps // 10)
+    W = cert._fallback(obj, plan, start, 0.0, plan.steps // 10)
     assert np.linalg.norm(W - exact) > 1.0 * model.tol + 1e-9
 
 

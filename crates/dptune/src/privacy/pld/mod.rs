@@ -23,6 +23,7 @@
 
 mod bytes;
 mod discretise;
+mod fft;
 mod lattice;
 mod mechanisms;
 mod pmf;

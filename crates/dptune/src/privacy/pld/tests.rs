@@ -484,9 +484,9 @@ fn fft_lengths_are_the_nearest_even_five_smooth_numbers() {
     };
     let search = |w: usize| (w.max(2)..).find(|&n| n % 2 == 0 && smooth(n)).unwrap();
     for w in (1..2000).chain([100_000, 131_073, 262_145, 400_001, 1 << 20]) {
-        assert_eq!(pmf::fft_len(w), search(w), "width {w}");
+        assert_eq!(fft::fft_len(w), search(w), "width {w}");
     }
-    assert_eq!(pmf::fft_len(400_001), 405_000);
+    assert_eq!(fft::fft_len(400_001), 405_000);
 }
 
 /// The faster length is the smallest 2^k or 3·2^k (k ≥ 1) at or above its argument: checked
@@ -497,7 +497,7 @@ fn fast_lengths_are_the_nearest_powers_of_two_or_three_times_them() {
     let fast = |m: usize| m.is_power_of_two() || (m.is_multiple_of(3) && (m / 3).is_power_of_two());
     let search = |w: usize| (w.max(2)..).find(|&n| n % 2 == 0 && fast(n)).unwrap();
     for w in (1..5000).chain([131_073, 262_145, 393_216, 393_217, 400_041]) {
-        assert_eq!(pmf::fast_len(w), search(w), "width {w}");
+        assert_eq!(fft::fast_len(w), search(w), "width {w}");
     }
 }
 
