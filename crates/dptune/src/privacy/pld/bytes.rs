@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use super::pmf::{LossPmf, MAX_POINTS};
+use super::grid_limit::MAX_POINTS;
+use super::pmf::LossPmf;
 use super::{Pld, PldConfig};
 use crate::error::{Error, Result};
 use crate::privacy::bytes::{Reader, Writer};

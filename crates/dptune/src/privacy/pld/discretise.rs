@@ -16,7 +16,8 @@
 //! Quadrature and special functions are charged [`QUADRATURE_ERROR`] per unit of mass (the
 //! tests check the discretised total mass against the closed form far inside that allowance).
 
-use super::pmf::{GridTooLarge, LossPmf};
+use super::grid_limit::GridTooLarge;
+use super::pmf::LossPmf;
 use crate::resources::try_filled;
 
 /// L1 error allowance per unit of mass for quadrature and special-function evaluation.
@@ -74,8 +75,8 @@ pub(super) struct Builder {
 impl Builder {
     /// A window covering the losses [from, to] on the grid of width `h`; refused (before
     /// anything is allocated) when the window is not finite or needs more than
-    /// [`MAX_POINTS`](super::pmf::MAX_POINTS) grid points, as a mechanism with very little
-    /// noise or a very fine grid asks for.
+    /// [`MAX_POINTS`](super::grid_limit::MAX_POINTS) grid points, as a mechanism with very
+    /// little noise or a very fine grid asks for.
     pub fn new(h: f64, from: f64, to: f64) -> Result<Self, GridTooLarge> {
         let (lo, hi) = ((from / h).floor() - 1.0, (to / h).ceil() + 1.0);
         let points = GridTooLarge::check(hi - lo + 1.0)?;

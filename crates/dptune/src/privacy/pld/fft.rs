@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
-use super::pmf::GridTooLarge;
+use super::grid_limit::GridTooLarge;
 use crate::error::{Error, Result};
 use crate::numeric::UNIT_ROUNDOFF as U;
 
@@ -91,8 +91,8 @@ pub(super) fn plans(n: usize) -> (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexTo
 }
 
 /// An empty FFT buffer with room for `len` points, or the refusal (`len` is checked against
-/// [`MAX_POINTS`](super::pmf::MAX_POINTS) first, and an allocation the system refuses is a
-/// refusal too, not an abort).
+/// [`MAX_POINTS`](super::grid_limit::MAX_POINTS) first, and an allocation the system refuses
+/// is a refusal too, not an abort).
 /// Not zeroed here: [`Ffts::forward`] writes every point.
 pub(super) fn buffer(len: usize) -> std::result::Result<Vec<f64>, GridTooLarge> {
     let too_large = GridTooLarge { points: len as f64 };

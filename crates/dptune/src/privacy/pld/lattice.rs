@@ -94,7 +94,7 @@
 
 use std::sync::Arc;
 
-use super::pmf::GridTooLarge;
+use super::grid_limit::GridTooLarge;
 use super::{dpsgd_pld, Pld, PldConfig};
 use crate::error::{Error, Result};
 use crate::numeric::{add_up, mul_up};

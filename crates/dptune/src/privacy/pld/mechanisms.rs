@@ -6,7 +6,8 @@
 //! mechanism whose pair is symmetric the two laws coincide and only one is kept.
 
 use super::discretise::{Builder, Segment};
-use super::pmf::{GridTooLarge, LossPmf};
+use super::grid_limit::GridTooLarge;
+use super::pmf::LossPmf;
 use super::progression::Progression;
 use super::PldConfig;
 use crate::numeric::gamma;

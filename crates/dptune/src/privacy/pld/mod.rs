@@ -24,6 +24,7 @@
 mod bytes;
 mod discretise;
 mod fft;
+mod grid_limit;
 mod lattice;
 mod mechanisms;
 mod pmf;
@@ -304,7 +305,7 @@ impl Pld {
             || mechanisms::subsampled_gaussian_direction(q, s, &config, false, Direction::Remove),
             || mechanisms::subsampled_gaussian_direction(q, s, &config, false, Direction::Add),
         );
-        let refuse = |e: pmf::GridTooLarge| e.refuse("sigma", sigma);
+        let refuse = |e: grid_limit::GridTooLarge| e.refuse("sigma", sigma);
         let (remove, add) = (remove.map_err(refuse)?, add.map_err(refuse)?);
         Ok(Self {
             neighbours: Neighbours::AddRemove,
@@ -485,7 +486,7 @@ pub fn calibrate_dpsgd_noise(q: f64, steps: u64, eps: f64, delta: f64) -> Result
         match dpsgd_epsilon(q, z, steps, delta) {
             Ok(e) => Ok(e <= eps),
             Err(Error::Conversion { .. }) => Ok(false),
-            Err(e) if pmf::GridTooLarge::is_refusal(&e) => Ok(false),
+            Err(e) if grid_limit::GridTooLarge::is_refusal(&e) => Ok(false),
             Err(e) => Err(e),
         }
     };

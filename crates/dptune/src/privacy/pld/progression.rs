@@ -28,7 +28,8 @@
 //!   allowance, added to `err` of the discretised law.
 
 use super::discretise::Builder;
-use super::pmf::{GridTooLarge, LossPmf};
+use super::grid_limit::GridTooLarge;
+use super::pmf::LossPmf;
 use crate::numeric::{gamma, inflate, MIN_SUBNORMAL};
 
 /// The most products one convolution may take before the caller falls back to the FFT route

@@ -374,7 +374,7 @@ fn grids_too_large_to_hold_are_refused_naming_the_parameter() {
 
 #[test]
 fn the_grid_size_check_cannot_overflow() {
-    use super::pmf::{GridTooLarge, MAX_POINTS};
+    use super::grid_limit::{GridTooLarge, MAX_POINTS};
     assert_eq!(GridTooLarge::check(5.0), Ok(5));
     assert_eq!(GridTooLarge::check(MAX_POINTS as f64), Ok(MAX_POINTS));
     for bad in [
