@@ -197,7 +197,9 @@ pub(crate) fn _selection_probabilities<'py>(
     options: Option<&Bound<'py, PyDict>>,
 ) -> R<(Bound<'py, PyArray1<f64>>, String)> {
     let scores = vec_f64("scores", scores)?;
-    let a = SelArgs::from_options("_selection_probabilities", epsilon, options)?;
+    // Named for its one caller, the public wrapper, so that a misspelt keyword names the
+    // function the user called.
+    let a = SelArgs::from_options("nonprivate_selection_probabilities", epsilon, options)?;
     let p = build(&scores, &a)?.probabilities().py()?;
     Ok((PyArray1::from_vec(py, p), a.mechanism))
 }
@@ -221,7 +223,9 @@ pub(crate) fn _release_violations(command: &str, paths: Vec<String>) -> R<Vec<St
         .collect())
 }
 
-/// What one selection costs (computed from public parameters on a dummy score vector).
+/// What one selection costs (computed from public parameters on a dummy score vector). For
+/// "top-k" and "top-k-gumbel", ``epsilon`` is the total over the k rounds (each runs at
+/// epsilon/k rounded down), and the cost is at most epsilon.
 #[pyfunction]
 #[pyo3(signature = (epsilon, *, mechanism="exponential", neighbours="add_remove", delta=None,
     k=None))]
@@ -258,7 +262,8 @@ pub(crate) fn selection_cost(
     Ok(g(build(&dummy, &a)?.guarantee().clone()))
 }
 
-/// Noisy top-k: (indices as int64 array, guarantee).
+/// Noisy top-k: (indices as int64 array, guarantee). ``epsilon`` is the total over the k
+/// rounds (each runs at epsilon/k rounded down); the returned guarantee is at most epsilon.
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, k, *, method="permute-and-flip", sensitivity=1.0,
     monotonic=false, goal="maximize", neighbours="add_remove", seed=None, budget=None, store=None))]

@@ -282,7 +282,11 @@ def test_selection_options_are_one_keyword_set_with_the_documented_defaults():
     )
     with pytest.raises(TypeError, match="unexpected keyword argument 'mechansim'"):
         dptune.select(SCORES, 1.0, mechansim="gem")
-    with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
+    # The error names the function the user called, not the private one behind it.
+    with pytest.raises(
+        TypeError,
+        match=r"^nonprivate_selection_probabilities\(\) got an unexpected keyword argument 'seed'",
+    ):
         dptune.nonprivate_selection_probabilities(SCORES, 1.0, seed=1)
     with pytest.raises(TypeError):
         dptune.select(SCORES, 1.0, beta="small")

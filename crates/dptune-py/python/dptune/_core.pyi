@@ -182,7 +182,8 @@ def selection_cost(
     k: Optional[int] = None,
 ) -> Guarantee:
     """What one selection spends (public). ``mechanism`` may also be "top-k" (peeling
-    permute-and-flip) or "top-k-gumbel" with ``k``."""
+    permute-and-flip) or "top-k-gumbel" with ``k``; for those ``epsilon`` is the total over the
+    k rounds (each runs at epsilon/k rounded down), and the cost is at most ``epsilon``."""
 
 def top_k(
     scores: ArrayLike,

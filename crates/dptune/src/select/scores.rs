@@ -13,8 +13,8 @@ use super::{Goal, Sensitivity, Snapped};
 /// Δ > 0) are made once, here, and each constructor checks only what is its own (the
 /// allowance's currency, k, the L2 bound).
 ///
-/// It borrows the scores: building several mechanisms on one vector (as the utility study
-/// does) validates it once and copies it only into what each mechanism keeps.
+/// It borrows the scores: several mechanisms built on one `Scores` (as the utility study's
+/// permute-and-flip arm does) share one validation, and each copies only what it keeps.
 #[derive(Debug, Clone, Copy)]
 pub struct Scores<'a> {
     raw: &'a [f64],

@@ -32,10 +32,9 @@ pub enum TopKMethod {
 ///   relation); 1 ≤ k ≤ number of non-excluded candidates.
 /// * **Charged.** The allowance is what the whole release may spend, ε pure. Each round runs
 ///   at ε_r = ε/k rounded down ([`Guarantee::share`]), and the release is charged k·ε_r pure
-///   (rounded up, never above ε) for both methods and k·ε_r²/8 zCDP for Gumbel. ε_r is exactly
-///   ε/k when that quotient is a float (ε = k·ε_r for any ε_r that k·ε_r represents exactly);
-///   otherwise it is one ulp below and the charge a hair below ε. The noisy values are not
-///   released.
+///   (rounded up, never above ε) for both methods and k·ε_r²/8 zCDP for Gumbel. ε_r is the
+///   largest float with k·ε_r ≤ ε exactly, so the charge is at most ε (and equal to it when
+///   ε/k is a float). The noisy values are not released.
 #[derive(Debug, Clone)]
 pub struct NoisyTopK {
     cal: Calibrated,

@@ -212,7 +212,8 @@ fn timing(cap: Option<u64>) -> String {
     }
 }
 
-/// What a seeded run's output says, in the CLI's text and Python's summary alike.
+/// What a seeded `dptune tune` says at the end of its text output (Python's one-line summary
+/// says the same in short: "NOT PRIVATE: seeded run").
 pub const SEEDED_NOTE: &str = "NOT PRIVATE: seeded run (reproducible research run): anyone who \
                                knows the seed can predict the noise, so the guarantees above \
                                describe the mechanism, not this output";

@@ -30,9 +30,7 @@ use super::fft::{
 };
 use super::grid_limit::GridTooLarge;
 use crate::error::{Error, Result};
-
-/// Unit roundoff of f64.
-const U: f64 = f64::EPSILON / 2.0;
+use crate::numeric::UNIT_ROUNDOFF as U;
 
 /// `x` rounded up by a relative margin that covers the rounding of a sum of `terms` terms.
 fn up(x: f64, terms: usize) -> f64 {
