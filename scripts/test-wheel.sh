@@ -102,6 +102,8 @@ as_user() {
 }
 
 install() {
+    # torch and its CUDA libraries take about 5.5 GB here: say what there is, for a run that fails.
+    echo "free disk: $(df -h --output=avail "$TMP" | tail -1)"
     "$PY" -m venv "$TMP/user"
     if as_user "$BASH" -c 'command -v cargo || command -v rustc'; then
         fail "cargo or rustc is still on the user's PATH"
