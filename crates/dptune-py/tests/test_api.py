@@ -320,6 +320,38 @@ def test_an_unknown_option_is_reported_before_a_badly_typed_one_in_any_order(unk
                          **dict(loose if unknown_first else loose[::-1]))
 
 
+def test_a_seeded_selection_says_it_is_not_private():
+    """Review item: ``select`` and ``top_k`` with ``seed=`` returned a bare tuple that did not
+    say it was seeded. The result is still the tuple ``(index, guarantee)`` (unpacking, indexing
+    and equality unchanged), a :class:`dptune.Selection` whose ``seeded`` says whether a seed
+    keyed it; a seeded one's repr carries the NOT PRIVATE note, an unseeded one's does not."""
+    from dptune._results import SEEDED_NOTE
+
+    seeded = dptune.select(SCORES, 1.0, seed=3)
+    private = dptune.select(SCORES, 1.0)
+    run = dptune.select(SCORES, 1.0, seed=dptune.SeededRun(3))
+    for r in (seeded, private, run):
+        assert isinstance(r, dptune.Selection) and isinstance(r, tuple) and len(r) == 2
+        i, g = r
+        assert (r.selected, r.guarantee) == (i, g) == tuple(r) and isinstance(i, int)
+    assert seeded.seeded is True and run.seeded is True and private.seeded is False
+    assert SEEDED_NOTE in repr(seeded) and SEEDED_NOTE in str(run)
+    assert "NOT PRIVATE" not in repr(private) and "seeded" not in repr(private)
+    assert seeded == dptune.select(SCORES, 1.0, seed=3)
+    back = pickle.loads(pickle.dumps(seeded))
+    assert back == seeded and back.seeded is True and type(back) is type(seeded)
+
+    top = dptune.top_k(SCORES, 3.0, 2, seed=1)
+    plain = dptune.top_k(SCORES, 3.0, 2)
+    for r in (top, plain):
+        assert isinstance(r, dptune.TopKSelection) and len(r) == 2
+        idx, g = r
+        assert r.selected is idx and r.guarantee == g and idx.dtype == np.int64
+    assert top.seeded is True and plain.seeded is False
+    assert SEEDED_NOTE in repr(top)
+    assert "NOT PRIVATE" not in repr(plain) and "seeded" not in repr(plain)
+
+
 @pytest.mark.parametrize("neighbours, label", [("add-remove", "add_remove"),
                                                ("replace", "replace_one")])
 def test_noisy_count_and_gaussian_release_report_the_neighbour_relation(neighbours, label):

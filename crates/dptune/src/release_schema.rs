@@ -596,6 +596,8 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("direction"),
             public("cap"),
             public("noise_multiplier"),
+            // Whether the plan's draws came from a caller's seed (NOT PRIVATE when true).
+            public("seeded"),
         ],
     },
     CommandSchema {
