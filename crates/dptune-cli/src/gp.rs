@@ -23,7 +23,7 @@ use dptune::gp::{
     demo, load_gp_data, private_gp, ColumnMap, GpPlot, GpRegression, InputScaling, Kernel,
     MveeConfig, NotPrivate, OutputRange, ScaledInputs, SelectionConfig, Utility,
 };
-use dptune::noise::SecureRng;
+use dptune::noise::{SecureRng, SEEDED_NOTE};
 use nalgebra::DMatrix;
 
 use crate::flags::ignored;
@@ -414,7 +414,7 @@ fn human(r: &GpReport) -> String {
         fmt_param(p.delta)
     );
     if r.seeded {
-        let _ = writeln!(human, "  note:         seeded run: reproducible, NOT private against anyone who knows the seed");
+        let _ = writeln!(human, "  note:         {SEEDED_NOTE}");
     }
     if let Some(plot) = &r.plot {
         let _ = writeln!(human, "  plot:         {plot}");

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use dptune::data::load_scores;
-use dptune::noise::SecureRng;
+use dptune::noise::{SecureRng, SEEDED_NOTE};
 use dptune::privacy::Bound;
 use dptune::select::report::{Counts, ProbabilitiesReport, Released, SelectReport};
 use dptune::select::{Goal, L2Sensitivity, Mechanism, Spec, TopKMethod};
@@ -251,6 +251,7 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
         a.repeat,
         &total,
         &mut rng,
+        a.seed.is_some(),
     );
     let outcome = match &r.released {
         Released::One { index } => format!("selected candidate {index}"),
@@ -264,13 +265,12 @@ pub fn run(a: SelectArgs) -> Result<Report, Failure> {
         }
     };
     let mut human = format!("{outcome}\nspent: {total}");
-    if a.seed.is_some() {
-        human.push_str(
-            "\n(seeded run: reproducible, not private against anyone who knows the seed)",
-        );
-    }
     if let Some(eps) = total.pure_eps() {
         human.push_str(&format!("\n(total pure epsilon {})", fmt_param(eps)));
+    }
+    // Last, below every guarantee it refers to.
+    if r.seeded {
+        human.push_str(&format!("\n{SEEDED_NOTE}"));
     }
     Report::of(&r, human)
 }

@@ -56,7 +56,7 @@ pub struct StudyArgs {
     /// Seed of the study (reproducible research run).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// E[K] of Liu-Talwar and Papernot-Steinke.
+    /// E\[K\] of Liu-Talwar and Papernot-Steinke.
     #[arg(long, default_value_t = 10.0)]
     mean_runs: f64,
     /// δ of Gaussian report-noisy-max (not with --recommend) [default: 1e-6].

@@ -16,9 +16,9 @@ use dptune::data::{bundled, load_csv, Dataset, Schema, BUNDLED_NAMES};
 use dptune::error::check_positive;
 use dptune::learn::pipeline::{
     compare_on_test, released_nothing, tune, Events, LearnerKind, Plan, Size, SizeReport,
-    TuneReport, COUNT_SHARE, SEEDED_NOTE,
+    TuneReport, COUNT_SHARE,
 };
-use dptune::noise::SecureRng;
+use dptune::noise::{SecureRng, SEEDED_NOTE};
 use dptune::privacy::repeat::Repeats;
 use dptune::privacy::{Guarantee, Route};
 use dptune::tune::{Config, Fractions, Method, SearchSpace, SpaceSpec};

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "support/release.rs"]
 mod release;
 
@@ -334,20 +336,7 @@ fn gp_and_federated_charge_what_they_report() {
     assert_eq!(g["privacy"]["epsilon"], 2.0);
     let v = show(&s, "r");
     assert_eq!(v["spent"]["epsilon"], 2.0);
-    let fed = [
-        "--json",
-        "federated",
-        "simulate",
-        "--dataset",
-        "mnist5k",
-        "--rows",
-        "600",
-        "--clients",
-        "8",
-        "--local-epochs",
-        "1",
-        "--fedavg-rounds",
-        "1",
+    let more = [
         "--seed",
         "3",
         "--epsilon",
@@ -357,6 +346,7 @@ fn gp_and_federated_charge_what_they_report() {
         "--store",
         &s,
     ];
+    let fed = [&["--json"][..], &cli::small_simulation("600"), &more].concat();
     json(&run(&fed, "", None));
     let v = show(&s, "r");
     assert_eq!(v["spent"]["charges"], 2);

@@ -8,30 +8,20 @@ use std::process::Output;
 #[path = "support/cli.rs"]
 mod cli;
 
-use cli::dptune as run;
+use cli::{dptune as run, small_simulation};
 use serde_json::Value;
 
-/// A small, fast simulation plus `extra` arguments.
+/// The seed of the small simulations.
+const SEED: [&str; 2] = ["--seed", "3"];
+
+/// A small, fast simulation plus `extra` arguments, with `--json`.
 fn simulate(extra: &[&str]) -> Output {
-    let mut args = vec![
-        "--json",
-        "federated",
-        "simulate",
-        "--dataset",
-        "mnist5k",
-        "--rows",
-        "600",
-        "--clients",
-        "8",
-        "--local-epochs",
-        "1",
-        "--fedavg-rounds",
-        "1",
-        "--seed",
-        "3",
-    ];
-    args.extend_from_slice(extra);
-    run(&args)
+    run(&[&["--json"][..], &small_simulation("600"), &SEED, extra].concat())
+}
+
+/// A small, fast simulation plus `extra` arguments, with its text output.
+fn simulate_text(extra: &[&str]) -> Output {
+    run(&[&small_simulation("600")[..], &SEED, extra].concat())
 }
 
 fn code(o: &Output) -> i32 {
@@ -100,22 +90,7 @@ fn default_output_holds_only_public_inputs_and_the_release() {
     assert_eq!(v["survivors"].as_u64(), Some(8));
     assert_eq!(v["noisy_counts"].as_array().unwrap().len(), 100);
     // The text: the assumption is stated, no accuracy and no timing.
-    let text = run(&[
-        "federated",
-        "simulate",
-        "--dataset",
-        "mnist5k",
-        "--rows",
-        "600",
-        "--clients",
-        "8",
-        "--local-epochs",
-        "1",
-        "--fedavg-rounds",
-        "1",
-        "--seed",
-        "3",
-    ]);
+    let text = simulate_text(&[]);
     assert_eq!(code(&text), 0, "{}", stderr(&text));
     let out = String::from_utf8_lossy(&text.stdout).to_lowercase();
     assert!(
@@ -156,22 +131,7 @@ fn every_run_says_it_is_a_seeded_research_run() {
     ] {
         assert!(research.contains(needle), "{needle}: {research}");
     }
-    let text = run(&[
-        "federated",
-        "simulate",
-        "--dataset",
-        "mnist5k",
-        "--rows",
-        "600",
-        "--clients",
-        "8",
-        "--local-epochs",
-        "1",
-        "--fedavg-rounds",
-        "1",
-        "--seed",
-        "3",
-    ]);
+    let text = simulate_text(&[]);
     assert_eq!(code(&text), 0, "{}", stderr(&text));
     let out = String::from_utf8_lossy(&text.stdout);
     assert!(
@@ -266,25 +226,7 @@ fn public_fields_do_not_depend_on_the_data() {
         "--diagnostics",
     ];
     let a = simulate(&extra);
-    let mut args = vec![
-        "--json",
-        "federated",
-        "simulate",
-        "--dataset",
-        "mnist5k",
-        "--rows",
-        "599",
-        "--clients",
-        "8",
-        "--local-epochs",
-        "1",
-        "--fedavg-rounds",
-        "1",
-        "--seed",
-        "3",
-    ];
-    args.extend_from_slice(&extra);
-    let b = run(&args);
+    let b = run(&[&["--json"][..], &small_simulation("599"), &SEED, &extra].concat());
     assert_eq!(code(&a), 0, "{}", stderr(&a));
     assert_eq!(code(&b), 0, "{}", stderr(&b));
     let va: Value = serde_json::from_slice(&a.stdout).unwrap();

@@ -281,19 +281,7 @@ fn federated_simulate_shows_the_same_progress_on_neighbours() {
     // record the first 599 (the same partition seed). Dropouts and repetitions make the
     // numbers the progress must not show (survivors, runs) vary.
     let on = |rows: &str| {
-        let (v, progress) = run_with_progress(&[
-            "federated",
-            "simulate",
-            "--dataset",
-            "mnist5k",
-            "--rows",
-            rows,
-            "--clients",
-            "8",
-            "--local-epochs",
-            "1",
-            "--fedavg-rounds",
-            "1",
+        let more = [
             "--dropout-rate",
             "0.1",
             // The Shamir threshold is max(t, n/2 + 1) = 5 of 8 since the SecAgg consistency
@@ -302,7 +290,8 @@ fn federated_simulate_shows_the_same_progress_on_neighbours() {
             "5",
             "--repetitions",
             "2",
-        ]);
+        ];
+        let (v, progress) = run_with_progress(&[&cli::small_simulation(rows)[..], &more].concat());
         assert!(v.is_some(), "the simulation releases");
         progress
     };

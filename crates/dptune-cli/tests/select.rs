@@ -27,21 +27,21 @@ fn json(o: &Output) -> Value {
 
 const COUNTS: &str = "800\n820\n850\n790\n";
 
+/// An exponential-mechanism selection at ε = 0.1, Δ = 1 (text output, no seed).
+const EXPONENTIAL: [&str; 7] = [
+    "select",
+    "--mechanism",
+    "exponential",
+    "--epsilon",
+    "0.1",
+    "--sensitivity",
+    "1",
+];
+
 #[test]
 fn exponential_json_reports_index_and_spent() {
     let o = run(
-        &[
-            "--json",
-            "select",
-            "--mechanism",
-            "exponential",
-            "--epsilon",
-            "0.1",
-            "--sensitivity",
-            "1",
-            "--seed",
-            "7",
-        ],
+        &[&["--json"][..], &EXPONENTIAL, &["--seed", "7"]].concat(),
         COUNTS,
     );
     let v = json(&o);
@@ -345,4 +345,30 @@ fn bad_input_exits_2_without_panic() {
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+/// Review item: `dptune select --json --seed N` did not say that it was seeded, and its text
+/// worded the seeded-run note its own way. The JSON always has `seeded`; a seeded run's text
+/// ends with the library's one note (`dptune::noise::SEEDED_NOTE`, as `tune` and `gp`), an
+/// unseeded one has none.
+#[test]
+fn a_seeded_selection_says_it_is_not_private() {
+    let base = EXPONENTIAL;
+    let seeded = [&base[..], &["--seed", "7"]].concat();
+    let with_json = |args: &[&str]| json(&run(&[&["--json"][..], args].concat(), COUNTS));
+    assert_eq!(with_json(&seeded)["seeded"], true);
+    assert_eq!(with_json(&base)["seeded"], false);
+    let text = |args: &[&str]| {
+        let o = run(args, COUNTS);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let t = text(&seeded);
+    assert_eq!(
+        t.trim_end().lines().last(),
+        Some(dptune::noise::SEEDED_NOTE),
+        "{t}"
+    );
+    let t = text(&base);
+    assert!(!t.contains("seeded") && !t.contains("NOT PRIVATE"), "{t}");
 }

@@ -125,28 +125,45 @@ pub(crate) fn goal(s: &str) -> R<Goal> {
 /// returns `Ok(false)` for any other name, which is then the `TypeError` Python raises for an
 /// unexpected keyword, so a misspelt option is refused, never ignored. A value that does not
 /// convert carries the note "while processing 'name'", as PyO3 adds it for a declared keyword.
+///
+/// The error does not depend on the order of the caller's keywords: an unknown keyword is
+/// reported before any badly typed one (as PyO3 checks the names before converting), and among
+/// several of a kind the alphabetically first is reported.
 pub(crate) fn read_options(
     function: &str,
     options: Option<&Bound<'_, PyDict>>,
     mut set: impl FnMut(&str, &Bound<'_, PyAny>) -> R<bool>,
 ) -> R<()> {
+    let mut unknown: Option<String> = None;
+    let mut bad: Option<(String, PyErr)> = None;
     for (key, value) in options.into_iter().flat_map(|o| o.iter()) {
         let key = key.cast_into::<PyString>()?;
         let name = key.to_str()?;
-        let known = set(name, &value).inspect_err(|e| {
-            // The note is context only: where Python cannot add one (before 3.11), the error
-            // stands as it is.
-            let _ = e
-                .value(value.py())
-                .call_method1("add_note", (format!("while processing '{name}'"),));
-        })?;
-        if !known {
-            return Err(PyTypeError::new_err(format!(
-                "{function}() got an unexpected keyword argument '{name}'"
-            )));
+        match set(name, &value) {
+            Ok(true) => {}
+            Ok(false) => {
+                if unknown.as_deref().is_none_or(|u| name < u) {
+                    unknown = Some(name.to_owned());
+                }
+            }
+            Err(e) => {
+                // The note is context only: where Python cannot add one (before 3.11), the
+                // error stands as it is.
+                let _ = e
+                    .value(value.py())
+                    .call_method1("add_note", (format!("while processing '{name}'"),));
+                if bad.as_ref().is_none_or(|(b, _)| name < b.as_str()) {
+                    bad = Some((name.to_owned(), e));
+                }
+            }
         }
     }
-    Ok(())
+    if let Some(name) = unknown {
+        return Err(PyTypeError::new_err(format!(
+            "{function}() got an unexpected keyword argument '{name}'"
+        )));
+    }
+    bad.map_or(Ok(()), |(_, e)| Err(e))
 }
 
 /// The `seed` argument of a randomised function: an integer keys that one release; a

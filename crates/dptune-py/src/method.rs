@@ -31,7 +31,7 @@ impl PyRepeats {
         })
     }
     /// K geometric on {1, 2, ...} (Liu–Talwar): after each run, stop with probability
-    /// `stop_probability` (E[K] = 1/stop_probability), or give `mean` instead. `gamma` is the
+    /// `stop_probability` (E\[K\] = 1/stop_probability), or give `mean` instead. `gamma` is the
     /// older keyword name of the stop probability (the same meaning).
     #[staticmethod]
     #[pyo3(signature = (stop_probability=None, *, mean=None, gamma=None))]
@@ -63,14 +63,14 @@ impl PyRepeats {
             inner: repeat::Repeats::tnb_with_mean(eta, mean).py()?,
         })
     }
-    /// Papernot–Steinke's truncated negative binomial with E[K] = `mean` and shape `eta`
+    /// Papernot–Steinke's truncated negative binomial with E\[K\] = `mean` and shape `eta`
     /// (default 0: logarithmic, the command-line tool's default; 1 is geometric).
     #[staticmethod]
     #[pyo3(signature = (mean, eta=0.0))]
     fn with_mean(mean: f64, eta: f64) -> R<Self> {
         Self::tnb_with_mean(eta, mean)
     }
-    /// E[K] (public: a property of the distribution, not of a draw).
+    /// E\[K\] (public: a property of the distribution, not of a draw).
     #[getter]
     fn mean(&self) -> f64 {
         self.inner.mean()

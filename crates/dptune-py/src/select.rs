@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::IntoPyObjectExt;
 
 use dptune::noise::SecureRng;
 use dptune::privacy::Guarantee;
@@ -21,6 +23,34 @@ use crate::limits;
 
 /// Inputs at least this long are copied and selected with the GIL released.
 pub(crate) const DETACH_AT: usize = 4096;
+
+/// The result types of `select_index` and `top_k` (tuple subclasses in `dptune/_results.py`),
+/// unseeded and seeded, imported once.
+static SELECTION: [PyOnceLock<Py<PyType>>; 2] = [PyOnceLock::new(), PyOnceLock::new()];
+static TOP_K: [PyOnceLock<Py<PyType>>; 2] = [PyOnceLock::new(), PyOnceLock::new()];
+
+/// `(value, spent)` as the tuple subclass `types[seeded]`, named `names[seeded]` in
+/// `dptune._results`: a seeded result is a reproducible research run and says so (its
+/// `seeded` attribute and its repr, NOT PRIVATE).
+fn result<'py>(
+    py: Python<'py>,
+    types: &'static [PyOnceLock<Py<PyType>>; 2],
+    names: [&str; 2],
+    seeded: bool,
+    value: impl IntoPyObject<'py>,
+    spent: Guarantee,
+) -> R<Bound<'py, PyAny>> {
+    let i = usize::from(seeded);
+    let cls = types[i].import(py, "dptune._results", names[i])?;
+    let items = PyTuple::new(
+        py,
+        [
+            value.into_bound_py_any(py)?,
+            g(spent).into_bound_py_any(py)?,
+        ],
+    )?;
+    cls.call1((items,))
+}
 
 /// One selection's parameters: `epsilon` and the keyword options that `dptune.select`,
 /// `dptune.nonprivate_selection_probabilities` and the benchmark hook share. The options are
@@ -125,7 +155,8 @@ pub(crate) fn select_one(m: &Prepared, rng: &mut SecureRng) -> R<(usize, Guarant
     }
 }
 
-/// One private selection: returns `(index, guarantee)`.
+/// One private selection: returns `(index, guarantee)`, a `dptune.Selection` tuple whose
+/// `seeded` says whether `seed` was given (a seeded result is NOT PRIVATE and its repr says so).
 ///
 /// Options (keyword-only, typed by `dptune.types.SelectionOptions`): `mechanism="exponential"`,
 /// `sensitivity=1.0`, `monotonic=False`, `goal="maximize"`, `neighbours="add_remove"`,
@@ -142,16 +173,27 @@ pub(crate) fn select_one(m: &Prepared, rng: &mut SecureRng) -> R<(usize, Guarant
 /// research runs and is not private against anyone who knows it.
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, *, seed=None, budget=None, store=None, **options))]
-pub(crate) fn select_index(
-    py: Python<'_>,
-    scores: &Bound<'_, PyAny>,
+pub(crate) fn select_index<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
     epsilon: f64,
     seed: Option<Seed<'_>>,
     budget: Option<&str>,
     store: Option<PathBuf>,
     options: Option<&Bound<'_, PyDict>>,
-) -> R<(usize, PyGuarantee)> {
+) -> R<Bound<'py, PyAny>> {
     let a = SelArgs::from_options("select_index", epsilon, options)?;
+    let seeded = seed.is_some();
+    let selection = |(i, spent): (usize, Guarantee)| {
+        result(
+            py,
+            &SELECTION,
+            ["Selection", "_SeededSelection"],
+            seeded,
+            i,
+            spent,
+        )
+    };
     let mut rng = rng_from(seed)?;
     // With `budget`, the mechanism (inputs validated) is charged before it selects.
     let charge = |m: &Prepared| budget::charge(budget, store.as_deref(), m.guarantee(), "select");
@@ -163,8 +205,7 @@ pub(crate) fn select_index(
                 if let Ok(slice) = ro.as_slice() {
                     let m = build(slice, &a)?;
                     charge(&m)?;
-                    let (i, spent) = select_one(&m, &mut rng)?;
-                    return Ok((i, g(spent)));
+                    return selection(select_one(&m, &mut rng)?);
                 }
             }
         }
@@ -176,12 +217,11 @@ pub(crate) fn select_index(
         build(&scores, &a)?
     };
     charge(&m)?;
-    let (i, spent) = if scores.len() >= DETACH_AT {
+    selection(if scores.len() >= DETACH_AT {
         py.detach(|| select_one(&m, &mut rng))?
     } else {
         select_one(&m, &mut rng)?
-    };
-    Ok((i, g(spent)))
+    })
 }
 
 /// NOT PRIVATE: the exact selection probabilities of the implemented mechanism on the raw
@@ -262,8 +302,10 @@ pub(crate) fn selection_cost(
     Ok(g(build(&dummy, &a)?.guarantee().clone()))
 }
 
-/// Noisy top-k: (indices as int64 array, guarantee). ``epsilon`` is the total over the k
-/// rounds (each runs at epsilon/k rounded down); the returned guarantee is at most epsilon.
+/// Noisy top-k: (indices as int64 array, guarantee), a ``dptune.TopKSelection`` tuple whose
+/// ``seeded`` says whether ``seed`` was given (NOT PRIVATE then, and its repr says so).
+/// ``epsilon`` is the total over the k rounds (each runs at epsilon/k rounded down); the
+/// returned guarantee is at most epsilon.
 #[pyfunction]
 #[pyo3(signature = (scores, epsilon, k, *, method="permute-and-flip", sensitivity=1.0,
     monotonic=false, goal="maximize", neighbours="add_remove", seed=None, budget=None, store=None))]
@@ -281,7 +323,7 @@ pub(crate) fn top_k<'py>(
     seed: Option<Seed<'_>>,
     budget: Option<&str>,
     store: Option<PathBuf>,
-) -> R<(Bound<'py, PyArray1<i64>>, PyGuarantee)> {
+) -> R<Bound<'py, PyAny>> {
     let scores = vec_f64("scores", scores)?;
     no_nan_scores(&scores)?;
     let m = match method {
@@ -301,11 +343,20 @@ pub(crate) fn top_k<'py>(
         .allowance(epsilon, None, self::neighbours(neighbours)?)
         .py()?;
     let t = NoisyTopK::new(&Scores::new(&scores, goal, sens).py()?, &allowance, k, m).py()?;
+    let seeded = seed.is_some();
     let mut rng = rng_from(seed)?;
     budget::charge(budget, store.as_deref(), t.guarantee(), "top_k")?;
     let r = t.select(&mut rng);
     let idx: Vec<i64> = r.value.iter().map(|&i| i as i64).collect();
-    Ok((PyArray1::from_vec(py, idx), g(r.spent)))
+    let names = ["TopKSelection", "_SeededTopKSelection"];
+    result(
+        py,
+        &TOP_K,
+        names,
+        seeded,
+        PyArray1::from_vec(py, idx),
+        r.spent,
+    )
 }
 
 /// Adds this file's classes and functions to the module `dptune._core`.

@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -290,6 +291,65 @@ def test_selection_options_are_one_keyword_set_with_the_documented_defaults():
         dptune.nonprivate_selection_probabilities(SCORES, 1.0, seed=1)
     with pytest.raises(TypeError):
         dptune.select(SCORES, 1.0, beta="small")
+
+
+@pytest.mark.parametrize("unknown_first", [True, False])
+def test_an_unknown_option_is_reported_before_a_badly_typed_one_in_any_order(unknown_first):
+    """Review item: ``read_options`` reported whichever bad keyword came first in the call, so
+    a call with a misspelt option and a wrongly typed one raised one error or the other by
+    keyword order. Now the unknown keyword always wins (as PyO3 checks names before values),
+    and among several of a kind the alphabetically first is named; alone, the badly typed one
+    is still a TypeError noting which keyword it was."""
+    pairs = [("mechansim", "gem"), ("beta", "small")]
+    kwargs = dict(pairs if unknown_first else pairs[::-1])
+    assert list(kwargs)[0] == ("mechansim" if unknown_first else "beta")
+    with pytest.raises(TypeError, match=r"^select_index\(\) got an unexpected keyword argument 'mechansim'$"):
+        dptune.select(SCORES, 1.0, **kwargs)
+    two = dict(zeta=1, alpha=2) if unknown_first else dict(alpha=2, zeta=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'alpha'"):
+        dptune.select(SCORES, 1.0, **two)
+    bad = [("sensitivity", "big"), ("beta", "small")]
+    with pytest.raises(TypeError) as caught:
+        dptune.select(SCORES, 1.0, **dict(bad if unknown_first else bad[::-1]))
+    if sys.version_info >= (3, 11):  # exceptions take notes from 3.11 on
+        assert caught.value.__notes__ == ["while processing 'beta'"], caught.value
+    # The loose tuning keywords are read by the same function.
+    loose = [("gama", 0.1), ("threshold", "high")]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gama'"):
+        dptune.calibrate(dptune.Guarantee.pure(1.0), method="threshold",
+                         **dict(loose if unknown_first else loose[::-1]))
+
+
+def test_a_seeded_selection_says_it_is_not_private():
+    """Review item: ``select`` and ``top_k`` with ``seed=`` returned a bare tuple that did not
+    say it was seeded. The result is still the tuple ``(index, guarantee)`` (unpacking, indexing
+    and equality unchanged), a :class:`dptune.Selection` whose ``seeded`` says whether a seed
+    keyed it; a seeded one's repr carries the NOT PRIVATE note, an unseeded one's does not."""
+    from dptune._results import SEEDED_NOTE
+
+    seeded = dptune.select(SCORES, 1.0, seed=3)
+    private = dptune.select(SCORES, 1.0)
+    run = dptune.select(SCORES, 1.0, seed=dptune.SeededRun(3))
+    for r in (seeded, private, run):
+        assert isinstance(r, dptune.Selection) and isinstance(r, tuple) and len(r) == 2
+        i, g = r
+        assert (r.selected, r.guarantee) == (i, g) == tuple(r) and isinstance(i, int)
+    assert seeded.seeded is True and run.seeded is True and private.seeded is False
+    assert SEEDED_NOTE in repr(seeded) and SEEDED_NOTE in str(run)
+    assert "NOT PRIVATE" not in repr(private) and "seeded" not in repr(private)
+    assert seeded == dptune.select(SCORES, 1.0, seed=3)
+    back = pickle.loads(pickle.dumps(seeded))
+    assert back == seeded and back.seeded is True and type(back) is type(seeded)
+
+    top = dptune.top_k(SCORES, 3.0, 2, seed=1)
+    plain = dptune.top_k(SCORES, 3.0, 2)
+    for r in (top, plain):
+        assert isinstance(r, dptune.TopKSelection) and len(r) == 2
+        idx, g = r
+        assert r.selected is idx and r.guarantee == g and idx.dtype == np.int64
+    assert top.seeded is True and plain.seeded is False
+    assert SEEDED_NOTE in repr(top)
+    assert "NOT PRIVATE" not in repr(plain) and "seeded" not in repr(plain)
 
 
 @pytest.mark.parametrize("neighbours, label", [("add-remove", "add_remove"),

@@ -126,9 +126,9 @@ def test_result_does_not_expose_the_number_of_runs():
     r = dptune.tune(reference_candidate, SPACE, per_run=dptune.Guarantee.pure(0.1),
                     repeats=dptune.Repeats.geometric(0.1), seed=3)
     # Released (charged): config, model, score. Public inputs and what follows from them alone:
-    # the rest. Nothing counts runs.
+    # the rest (`seeded`: whether `seed` was given). Nothing counts runs.
     assert set(vars(r)) == {"config", "model", "score", "guarantee", "per_run", "target",
-                            "method", "direction", "cap", "noise_multiplier"}
+                            "method", "direction", "cap", "noise_multiplier", "seeded"}
 
 
 def test_bad_callables_raise_python_exceptions():
@@ -299,3 +299,20 @@ def test_a_method_object_tunes_as_its_older_keywords():
     assert M.liu_talwar(0.5, 0.1) == M.liu_talwar(0.5, 0.1) != M.exhaustive()
     assert M.papernot_steinke(rep).repeats == rep and M.papernot_steinke(rep).name == "repeat"
     assert "liu_talwar" in repr(M.liu_talwar(0.5, 0.1))
+
+
+def test_a_seeded_tuning_says_it_is_not_private():
+    """Review item: a callable ``tune`` with ``seed=`` returned a result that did not say it was
+    seeded. ``TuneResult.seeded`` says whether a seed (an int or a SeededRun) drew the plan, and
+    a seeded result's summary carries the NOT PRIVATE note; an unseeded one has neither."""
+    from dptune._results import SEEDED_NOTE
+
+    args = dict(per_run=dptune.Guarantee.zcdp(0.05), repeats=dptune.Repeats.geometric(0.5))
+    for seed in (4, dptune.SeededRun(4)):
+        seeded = dptune.tune(reference_candidate, SPACE, seed=seed, **args)
+        assert seeded.seeded is True
+        assert seeded.summary().splitlines().count(SEEDED_NOTE) == 1
+        assert str(seeded) == seeded.summary()
+    private = dptune.tune(reference_candidate, SPACE, **args)
+    assert private.seeded is False
+    assert "NOT PRIVATE" not in str(private) and "seeded" not in str(private)

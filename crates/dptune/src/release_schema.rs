@@ -291,6 +291,9 @@ pub static COMMANDS: &[CommandSchema] = &[
         fields: &[
             public("mechanism"),
             public("repeat"),
+            // Whether the noise came from a caller's seed: a seeded run is NOT PRIVATE (the
+            // noise is predictable from the seed) and says so.
+            public("seeded"),
             private("index", "spent"),
             private("indices[]", "spent"),
             private("counts[]", "spent (repeat selections)"),
@@ -593,6 +596,8 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("direction"),
             public("cap"),
             public("noise_multiplier"),
+            // Whether the plan's draws came from a caller's seed (NOT PRIVATE when true).
+            public("seeded"),
         ],
     },
     CommandSchema {

@@ -132,8 +132,8 @@ fn a_fixed_number_of_runs_breaks_the_random_k_bounds() {
 }
 
 /// P[best = o] for each outcome o (listed low to high) when the best of N runs is released and
-/// N has pmf `n_pmf` on 1, 2, …: P[o]·Σₙ P[N = n]·Σ_{k<n} xᵏ y^{n−1−k}, with x = F(o) and
-/// y = F(o) − P[o] the cumulative masses. Every term is non-negative, so masses of order δ₁
+/// N has pmf `n_pmf` on 1, 2, …: P\[o\]·Σₙ P\[N = n\]·Σ_{k<n} xᵏ y^{n−1−k}, with x = F(o) and
+/// y = F(o) − P\[o\] the cumulative masses. Every term is non-negative, so masses of order δ₁
 /// survive next to masses of order 1 (the difference G(x) − G(y) would lose them).
 fn stable_best_of_n(pmf: &[f64], n_pmf: &[f64]) -> Vec<f64> {
     let mut below = 0.0;

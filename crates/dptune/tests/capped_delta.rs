@@ -1,5 +1,5 @@
 //! Issue 13, finding 4, end to end: the δ a capped tuning charges ([`Tuner::cost`]) for the
-//! default logarithmic repeats (mean 10) covers the exact truncation term (1 + e^ε)·P[K > T].
+//! default logarithmic repeats (mean 10) covers the exact truncation term (1 + e^ε)·P\[K > T\].
 
 use dptune::privacy::repeat::Repeats;
 use dptune::privacy::{Guarantee, Neighbours};

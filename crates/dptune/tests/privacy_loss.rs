@@ -28,7 +28,7 @@ fn fs(v: &Value) -> Vec<f64> {
         .collect()
 }
 
-/// max_o |ln P[o]/P′[o]| over outcomes with positive probability (∞ if supports differ).
+/// max_o |ln P\[o\]/P′\[o\]| over outcomes with positive probability (∞ if supports differ).
 fn max_log_ratio(p: &[f64], q: &[f64]) -> f64 {
     p.iter()
         .zip(q)

@@ -16,6 +16,26 @@ pub fn dptune(args: &[&str]) -> Output {
         .expect("dptune runs")
 }
 
+/// `federated simulate` on the first `rows` rows of MNIST-5k, 8 clients, one local epoch and
+/// one FedAvg round (text output; add `--json` before it): well under a second in a release
+/// build.
+pub fn small_simulation(rows: &str) -> [&str; 12] {
+    [
+        "federated",
+        "simulate",
+        "--dataset",
+        "mnist5k",
+        "--rows",
+        rows,
+        "--clients",
+        "8",
+        "--local-epochs",
+        "1",
+        "--fedavg-rounds",
+        "1",
+    ]
+}
+
 /// Runs `dptune --json <args>`, asserts success and a single line on stdout (one JSON object),
 /// and parses it.
 pub fn run_json(args: &[&str]) -> Value {

@@ -80,6 +80,7 @@ from ._core import (
 from . import accounting
 from ._nonprivate import NotPrivate, nonprivate_selection_probabilities
 from ._builtin import LearnerTuneResult
+from ._results import Selection, TopKSelection
 from ._tune import DpSgd, TruncationWarning, TuneResult, tune
 
 
@@ -99,7 +100,8 @@ for _cls in (DptuneError, InvalidParameter, DataError, BudgetExceeded, NoRelease
 del _cls
 
 #: One private selection: ``select(scores, epsilon, *, mechanism="exponential", ...)`` returns
-#: ``(index, guarantee)``. A direct binding of the Rust core (no Python wrapper in the way).
+#: ``(index, guarantee)``, a :class:`Selection` (whose ``seeded`` says whether ``seed=`` keyed
+#: it). A direct binding of the Rust core (no Python wrapper in the way).
 select = _core.select_index
 
 __version__ = "0.1.0"
@@ -124,6 +126,8 @@ __all__ = [
     "SecAggClient",
     "SecAggServer",
     "SeededRun",
+    "Selection",
+    "TopKSelection",
     "TruncationWarning",
     "TuneResult",
     "accounting",

@@ -44,6 +44,7 @@ from ._nonprivate import (
     nonprivate_selection_probabilities as nonprivate_selection_probabilities,
 )
 from ._builtin import LearnerTuneResult as LearnerTuneResult
+from ._results import Selection as Selection, TopKSelection as TopKSelection
 from ._tune import (
     DpSgd as DpSgd,
     TruncationWarning as TruncationWarning,

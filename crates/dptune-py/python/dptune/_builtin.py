@@ -12,6 +12,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from . import _core
 from ._core import Guarantee, InvalidParameter, Method
+from ._results import seeded_suffix
 
 #: The built-in learners, as the command line spells them (Python may write ``_`` for ``-``).
 LEARNERS = ("dpsgd-logistic", "dpsgd-mlp", "objpert", "ridge")
@@ -48,22 +49,19 @@ class LearnerTuneResult:
         return self.report["privacy"]["delta"]
 
     def summary(self) -> str:
-        """One line per part: the configuration, the test score and the privacy spent."""
+        """One line per part: the configuration, the test score and the privacy spent, and for
+        a seeded run the NOT PRIVATE note (``dptune._results.SEEDED_NOTE``)."""
         p = self.report["privacy"]
         score = next(
             (f"{k.replace('_', ' ')} {self.report[k]:.4f}" for k in ("test_accuracy", "test_rmse")
              if self.report.get(k) is not None),
             "no test score",
         )
-        seeded = (
-            "; NOT PRIVATE: seeded run (the noise is predictable from the seed)"
-            if self.seeded else ""
-        )
         return (
             f"dptune.tune({self.report['learner']!r} on {self.report['dataset']}): "
             f"{self.config}; {score}; total eps <= {p['epsilon']:.6g} at delta = "
             f"{p['delta']:g} ({p['neighbours']}; tuning by {p['tuning']['route']}, final fit by "
-            f"{p['final_fit']['route']}){seeded}"
+            f"{p['final_fit']['route']}){seeded_suffix(self.seeded)}"
         )
 
     def __str__(self) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Unpack
 
+from ._results import Selection as Selection, TopKSelection as TopKSelection
 from .types import (
     AllowanceKind as AllowanceKind,
     ArrayLike as ArrayLike,
@@ -144,8 +145,10 @@ def select_index(
     budget: Optional[str] = None,
     store: Optional[StrPath] = None,
     **options: Unpack[SelectionOptions],
-) -> Tuple[int, Guarantee]:
-    """One private selection: ``(index, guarantee)``.
+) -> Selection:
+    """One private selection: ``(index, guarantee)``, a :class:`dptune.Selection` tuple whose
+    ``seeded`` is True when ``seed`` was given: a seeded selection is a reproducible research
+    run, NOT PRIVATE (the noise is predictable from the seed), and its repr says so.
 
     Options (keyword-only; :class:`dptune.types.SelectionOptions` types them):
     ``mechanism="exponential"``, ``sensitivity=1.0``, ``monotonic=False``,
@@ -198,8 +201,11 @@ def top_k(
     seed: Seed = None,
     budget: Optional[str] = None,
     store: Optional[StrPath] = None,
-) -> Tuple[npt.NDArray[np.int64], Guarantee]:
-    """The k best candidates in order, privately; ``epsilon`` is the total over the k rounds
+) -> TopKSelection:
+    """The k best candidates in order, privately: ``(indices, guarantee)``, a
+    :class:`dptune.TopKSelection` tuple whose ``seeded`` is True when ``seed`` was given (a
+    reproducible research run, NOT PRIVATE: the noise is predictable from the seed; its repr
+    says so). ``epsilon`` is the total over the k rounds
     (each runs at ε/k rounded down; the returned guarantee is what was spent, at most ε).
     ``budget``/``store``: charged before anything is sampled, as in :func:`select_index`."""
 

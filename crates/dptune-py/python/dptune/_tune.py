@@ -40,6 +40,7 @@ from typing import (
 from . import _builtin, _core
 from ._builtin import LearnerTuneResult
 from ._core import Guarantee, InvalidParameter, Method, Repeats
+from ._results import SEEDED_NOTE
 from .types import TuningMethod
 
 Domain = Union[Sequence[Any], Tuple[str, float, float]]
@@ -81,7 +82,8 @@ class TuneResult(Generic[M]):
 
     ``config``, ``model`` and ``score`` are released under ``guarantee``; every other field is
     a public input or computed from public inputs only (the target, the method and its
-    repeats, the calibrated per-run allowance, the cap)."""
+    repeats, the calibrated per-run allowance, the cap, whether the run was ``seeded``: a
+    seeded run is NOT PRIVATE, and its summary says so)."""
 
     config: Optional[Dict[str, Any]]
     model: Optional[M]
@@ -93,6 +95,10 @@ class TuneResult(Generic[M]):
     direction: str = "maximize"
     cap: Optional[int] = None
     noise_multiplier: Optional[float] = None
+    seeded: bool = False
+    """Whether the plan (K, the configurations, the per-run seeds) came from ``seed=``: a
+    reproducible research run, NOT PRIVATE (the draws are predictable from the seed, even a
+    secret one). False: the operating system's."""
 
     @property
     def released(self) -> bool:
@@ -102,8 +108,9 @@ class TuneResult(Generic[M]):
     def summary(self) -> str:
         """A readable account of the release: the whole tuning's ε (at the target's δ, or the
         pure ε, or at δ = 1e-5 when neither states one), how it was tuned, what each run
-        spent, and the released configuration and score. Every number is a public input or a
-        charged release; nothing about the runs (their number, timings) is shown."""
+        spent (then, for a seeded run, the NOT PRIVATE note ``dptune._results.SEEDED_NOTE``), and
+        the released configuration and score. Every number is a public input or a charged
+        release; nothing about the runs (their number, timings) is shown."""
         lines = [f"{_epsilon_phrase(self.guarantee, self.target)} for the whole tuning"]
         how = [self.method] if self.method else []
         if self.cap is not None:
@@ -117,6 +124,8 @@ class TuneResult(Generic[M]):
             if self.noise_multiplier is not None:
                 each += f" (DP-SGD noise multiplier {self.noise_multiplier:.4g})"
             lines.append(each)
+        if self.seeded:
+            lines.append(SEEDED_NOTE)
         if self.config is None:
             lines.append("no configuration released (the method ended without one)")
         else:
@@ -575,6 +584,7 @@ def tune(
         direction=direction,
         cap=cap_used,
         noise_multiplier=noise_multiplier,
+        seeded=seed is not None,
     )
     if best is None:
         return TuneResult(None, None, None, plan.cost, **about)

@@ -17,6 +17,13 @@ for mech in mechanisms:
     i: int = idx
 options: SelectionOptions = {"mechanism": "gem", "sensitivities": [0.01] * 4, "beta": 0.2}
 picked, _ = dptune.select(scores, 1.0, seed=1, **options)
+chosen = dptune.select(scores, 1.0, seed=2)
+chosen_seeded: bool = chosen.seeded
+chosen_index: int = chosen.selected
+top = dptune.top_k(scores, 1.0, 2)
+top_seeded: bool = top.seeded
+order: npt.NDArray[np.int64] = top.selected
+first, top_spent = top
 probabilities = dptune.nonprivate_selection_probabilities(scores, 1.0, **options).value
 relation: Neighbours = "replace"
 count, _ = dptune.noisy_count(10, 1.0, neighbours=relation)
@@ -39,6 +46,7 @@ best = dptune.tune(candidate, {"clip": [1.0]}, per_run=dptune.Guarantee.zcdp(0.0
                    repeats=dptune.Repeats.geometric(0.5))
 if best.model is not None:
     means: npt.NDArray[np.float64] = best.model.means  # the model keeps its type
+best_seeded: bool = best.seeded
 
 X, y = np.zeros((4, 2)), np.array([0, 1, 0, 1])
 run = Candidate(PrivateLogisticRegression(classes=[0, 1], feature_bounds=(-1.0, 1.0)), X, y)

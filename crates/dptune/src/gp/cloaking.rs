@@ -422,9 +422,9 @@ impl Prepared {
 /// the MVEE problem, verified after optimisation ([`CloakingCovariance`]); the multiplier by the
 /// analytic Gaussian (Balle–Wang 2018, arXiv 1805.06530, Thm 8) for the whitened sensitivity
 /// d·max_j ‖W_{:,j}‖₂ ≤ d·max_j √(c_jᵀM⁻¹c_j) of the computed W = L⁻¹C (a rigorous upper bound,
-/// [`max_col_norm_up`], plus the charged floating-point error of W·ỹ); noise on a power-of-two
+/// `max_col_norm_up`, plus the charged floating-point error of W·ỹ); noise on a power-of-two
 /// grid with the rounding charged. Preconditions: the `allowance` is one (ε, δ) bound under
-/// replace_one ([`approx_allowance`]) with ε ∈ (0, 30], δ ∈ (0, 1); kernel with σ_n² > 0. The
+/// replace_one (`approx_allowance`) with ε ∈ (0, 30], δ ∈ (0, 1); kernel with σ_n² > 0. The
 /// release spends exactly the allowance.
 pub fn cloaked_predictions(
     inputs: &PredictionInputs<'_>,

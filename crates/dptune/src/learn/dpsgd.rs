@@ -82,7 +82,7 @@ const MAX_Z: f64 = NOISE_MULTIPLIERS.1;
 /// empty dataset is trained too: every step releases noise only.
 ///
 /// **The released model** is the mean of the iterates of the last epoch (at most the last
-/// half of the run; [`TailAverage`]), not the last iterate: post-processing of the noisy sums
+/// half of the run; `TailAverage`), not the last iterate: post-processing of the noisy sums
 /// the accountant already charges, and far steadier at large learning rates.
 ///
 /// **Noise and how its rounding is charged.** The noise is [`GridGaussian`] (exact discrete
@@ -91,7 +91,7 @@ const MAX_Z: f64 = NOISE_MULTIPLIERS.1;
 /// rounding raises the L2 sensitivity to C + r·√P (P parameters) and the grid variance is at
 /// least (zC)²; the accountant uses the *effective* multiplier
 /// z_eff = effective_sigma / effective_sensitivity ≤ z, so the rounding is charged. The curve
-/// is [`dpsgd_discrete_guarantee`], proved for lattice noise in [`crate::privacy::subsampled`]:
+/// is [`crate::privacy::dpsgd::dpsgd_discrete_guarantee`], proved for lattice noise in [`crate::privacy::subsampled`]:
 /// at integer orders the sampled discrete Gaussian has exactly MTZ19's binomial moments (the
 /// lattice sum is invariant under the integer shifts iv), fractional orders take the chord of
 /// (α−1)ε between integer orders (convexity), and the reverse (add) direction is dominated by

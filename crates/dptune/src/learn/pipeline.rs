@@ -37,7 +37,7 @@ pub use count::{noisy_count, Size, SizeUsed, COUNT_SHARE};
 pub use kind::LearnerKind;
 pub use report::{
     describe_method, method_theorem, Comparison, CountCharge, FinalFitCharge, SizeReport,
-    TunePrivacy, TuneReport, TuningCharge, SEEDED_NOTE,
+    TunePrivacy, TuneReport, TuningCharge,
 };
 
 /// Everything `dptune tune` decides before touching data.

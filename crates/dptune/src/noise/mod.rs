@@ -34,7 +34,7 @@ pub(crate) use laplace::discrete_laplace_wide;
 pub use laplace::DiscreteLaplace;
 pub use negbin::TruncatedNegativeBinomial;
 pub use poisson::Poisson;
-pub use rng::{SecureRng, Streams};
+pub use rng::{SecureRng, Streams, SEEDED_NOTE};
 pub use wide::bernoulli_exp_u128;
 pub(crate) use wide::{geometric_rate_one, geometric_remainder};
 

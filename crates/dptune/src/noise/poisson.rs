@@ -31,7 +31,7 @@ fn bernoulli_ratio_over(rng: &mut SecureRng, a: u128, b: u128, k: u64) -> bool {
 /// add m independent Poisson(γ) draws (Poisson is closed under sums). Each Poisson(γ) is drawn
 /// by rejection from the proposal L of Canonne, Kamath & Steinke (arXiv 2004.00010,
 /// Algorithm 1): L counts the successes of Bernoulli(γ/1), Bernoulli(γ/2), … before the first
-/// failure, so P[L >= k] = γ^k/k! and P[L = k] = (γ^k/k!)(1 - γ/(k+1)). The ratio target/proposal
+/// failure, so P\[L >= k\] = γ^k/k! and P\[L = k\] = (γ^k/k!)(1 - γ/(k+1)). The ratio target/proposal
 /// is e^{-γ}(k+1)/(k+1-γ) <= 1/(1-γ), so accepting L = k with probability
 /// e^{-γ}·(1-γ)(k+1)/(k+1-γ) — an exact Bernoulli(exp(-γ)) times an exact rational Bernoulli
 /// — yields Poisson(γ) with acceptance rate 1 - γ >= 1/2. Every decision compares uniform

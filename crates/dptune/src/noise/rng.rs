@@ -17,6 +17,14 @@ use rand_core::{Rng, SeedableRng};
 
 use crate::error::{Error, Result};
 
+/// What the text output of a seeded run says, after its guarantees (`dptune tune`, `select` and
+/// `gp` print this one sentence; Python's results say the same in short: "NOT PRIVATE: seeded
+/// run"). It sits beside [`SecureRng::seeded`] because it is that generator's caveat: the
+/// guarantees describe the mechanism, and a seeded generator makes the output predictable.
+pub const SEEDED_NOTE: &str = "NOT PRIVATE: seeded run (reproducible research run): anyone who \
+                               knows the seed can predict the noise, so the guarantees above \
+                               describe the mechanism, not this output";
+
 /// A ChaCha20 generator: OS-seeded by default, seedable for reproducible research runs.
 #[derive(Debug)]
 pub struct SecureRng {

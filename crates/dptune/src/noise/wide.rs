@@ -40,7 +40,7 @@ const FACT_THRESHOLDS: [u64; 19] = {
 };
 
 /// Bernoulli(exp(-1)) exactly (CKS20 Alg. 1 with γ = 1): K is the first k >= 2 whose
-/// Bernoulli(1/k) fails, and the result is "K is odd". Since P[K > n] = 1/n!, one uniform W in
+/// Bernoulli(1/k) fails, and the result is "K is odd". Since P\[K > n\] = 1/n!, one uniform W in
 /// `0..FACT_SCALE·18!` decides the first 17 trials at once: K > n iff W < FACT_SCALE·18!/n!
 /// (n <= 18); only when W < FACT_SCALE (K > 18, probability 1/18!) does the chain continue with
 /// one Bernoulli(1/k) per step. Exact: integer comparisons of a uniform drawn by rejection.
@@ -71,7 +71,7 @@ pub(crate) fn bernoulli_exp_minus_one(rng: &mut SecureRng) -> bool {
     k % 2 == 1
 }
 
-/// The number L of successes of Bernoulli(exp(-1)) before the first failure: P[L >= k] =
+/// The number L of successes of Bernoulli(exp(-1)) before the first failure: P\[L >= k\] =
 /// exp(-k), i.e. the geometric with rate 1 (⌊E⌋ for E ~ Exp(1)). Counted in `u64`: reaching
 /// 2^64 would take more draws than can be made.
 #[inline]

@@ -1,5 +1,5 @@
 //! Shared numerics: floating-point error bounds (below), and the crate's one
-//! [`bisect`]ion loop and one Gauss–Legendre [`quadrature`] rule.
+//! bisection loop (`bisect`) and one Gauss–Legendre rule (`quadrature`).
 //!
 //! Floating-point error bounds are proven, because privacy arithmetic rounds up (DESIGN
 //! rule 2).

@@ -34,7 +34,7 @@ pub struct EpsAtOrder {
 /// CKS20 Prop. 12 at a single order: ε = r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1), with
 /// dp_accounting's guards (THEORY.md §12.3): r < 0 ⇒ 0; δ ≥ √(1 − e^{−r}) ⇒ 0; α ≤ 1.01 ⇒ ∞.
 /// Precondition: δ ∈ (0, 1]. The result is never below the exact value of the formula (see
-/// [`CksOrder`] and [`CksEpsilon::at`] for the rounding argument).
+/// `CksOrder` and `CksEpsilon::at` for the rounding argument).
 pub fn cks_epsilon_at(alpha: f64, r: f64, delta: f64) -> f64 {
     CksEpsilon::new(delta).at(&CksOrder::new(alpha), r)
 }
@@ -286,7 +286,7 @@ fn check_orders(orders: &[f64]) -> Result<()> {
     }
 }
 
-/// Minimises `g(i, α, ε(α))` over `orders` (α = orders[i]), where `g` is non-decreasing in ε;
+/// Minimises `g(i, α, ε(α))` over `orders` (α = orders\[i\]), where `g` is non-decreasing in ε;
 /// returns (index,
 /// value) of the first minimum (∞ if none is finite). Orders where the curve is costly to
 /// evaluate are visited last and skipped when `g` at a lower bound of ε(α) already cannot beat

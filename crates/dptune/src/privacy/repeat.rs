@@ -41,7 +41,7 @@ pub enum Repeats {
     },
 }
 
-/// E[K] of D_{η,γ} in dp_accounting's stable form 1/(γ·a·b), a = expm1(η ln γ)/(η ln γ),
+/// E\[K\] of D_{η,γ} in dp_accounting's stable form 1/(γ·a·b), a = expm1(η ln γ)/(η ln γ),
 /// b = ln γ/(γ − 1) (THEORY.md §7.1).
 pub fn tnb_mean(eta: f64, gamma: f64) -> f64 {
     let lg = gamma.ln();
@@ -75,12 +75,12 @@ impl Repeats {
         Ok(Repeats::TruncatedNegativeBinomial { eta, gamma })
     }
 
-    /// K geometric on {1, 2, …}: stop with probability `gamma` after each run (E[K] = 1/γ).
+    /// K geometric on {1, 2, …}: stop with probability `gamma` after each run (E\[K\] = 1/γ).
     pub fn geometric(gamma: f64) -> Result<Self> {
         Self::tnb(1.0, gamma)
     }
 
-    /// K ~ D_{η,γ} with γ chosen so that E[K] = `mean` (> 1). As in dp_accounting, γ is found by
+    /// K ~ D_{η,γ} with γ chosen so that E\[K\] = `mean` (> 1). As in dp_accounting, γ is found by
     /// bisection and the lower end is returned, so the realised mean is ≥ the target and
     /// ln(1/γ) is over- rather than under-estimated; η = 1 gives γ = 1/mean exactly.
     pub fn tnb_with_mean(eta: f64, mean: f64) -> Result<Self> {
@@ -139,7 +139,7 @@ impl Repeats {
         }
     }
 
-    /// E[K].
+    /// E\[K\].
     pub fn mean(&self) -> f64 {
         match *self {
             Repeats::Poisson { mean } => mean,
@@ -151,7 +151,7 @@ impl Repeats {
 /// The RDP curve of the best of K runs of a base with RDP curve `base`, on `orders`
 /// (Papernot–Steinke Theorem 2 for D_{η,γ}, Theorem 6 for Poisson), as a table.
 ///
-/// Theorem 2: ε′(λ) = ε(λ) + (1+η)(1 − 1/λ̂)ε(λ̂) + (1+η)ln(1/γ)/λ̂ + ln(E[K])/(λ − 1), with λ̂
+/// Theorem 2: ε′(λ) = ε(λ) + (1+η)(1 − 1/λ̂)ε(λ̂) + (1+η)ln(1/γ)/λ̂ + ln(E\[K\])/(λ − 1), with λ̂
 /// minimised over the orders, then made non-decreasing (Rényi divergence is monotone in the
 /// order). Theorem 6: ε′(λ) = ε(λ) + μ·δ̂ + ln(μ)/(λ − 1) with ε̂ = ln(1 + 1/(λ − 1)) (the largest
 /// admissible) and δ̂ the best (ε̂, δ̂) conversion of the base over all orders.
@@ -367,7 +367,7 @@ pub fn liu_talwar_threshold_rdp(base: &RdpCurve, gamma: f64, orders: &[f64]) -> 
 
 /// The truncation lemma (THEORY.md §6.2, exact by coupling): if the untruncated algorithm is
 /// (ε, δ)-DP and the truncated one runs min(K, T) times, the truncated one is
-/// (ε, δ + (1 + e^ε)·P[K > T])-DP. Returns the new δ. For geometric K, P[K > T] = (1 − γ)^T.
+/// (ε, δ + (1 + e^ε)·P\[K > T\])-DP. Returns the new δ. For geometric K, P\[K > T\] = (1 − γ)^T.
 pub fn truncation_delta(eps: f64, delta: f64, tail_probability: f64) -> Result<f64> {
     check_positive("epsilon", eps)?;
     if !(0.0..=1.0).contains(&tail_probability) {

@@ -481,7 +481,7 @@ impl RepeatBase {
 pub struct RepeatAccount {
     /// Public input: the base mechanism, for people ([`RepeatBase::description`]).
     pub base: String,
-    /// Public, computed: the expected number of runs E[K].
+    /// Public, computed: the expected number of runs E\[K\].
     pub mean_runs: f64,
     /// Public input: the shape η of truncated negative binomial repeats (null for Poisson).
     pub eta: Option<f64>,

@@ -20,7 +20,7 @@
 //!
 //! **Integer part first (THEORY.md §14.3).** Bernoulli(exp(−x)) for x = k + f (k = ⌊x⌋) is
 //! "k independent Bernoulli(exp(−1)) succeed, then Bernoulli(exp(−f))". The first part is the
-//! event L ≥ k for L ~ the geometric with rate 1 (P[L ≥ k] = e^{−k}, the number of
+//! event L ≥ k for L ~ the geometric with rate 1 (P\[L ≥ k\] = e^{−k}, the number of
 //! Bernoulli(exp(−1)) successes before the first failure), so a sampler may draw L *before*
 //! knowing which candidate it tests, and compare L with precomputed thresholds: [`Levels`].
 
@@ -214,7 +214,7 @@ impl Rate {
         }
     }
 
-    /// Bernoulli(exp(−n·c)) given an independent L with P[L ≥ k] = e^{−k} (see the module
+    /// Bernoulli(exp(−n·c)) given an independent L with P\[L ≥ k\] = e^{−k} (see the module
     /// docs): true iff ⌊n·c⌋ ≤ L and Bernoulli(exp(−(n·c − ⌊n·c⌋))) succeeds.
     fn accept_given_integer_part(&self, rng: &mut SecureRng, n: u128, l: u64) -> bool {
         if let Some((num, den)) = self.small {
@@ -280,7 +280,7 @@ pub(crate) const LEVELS: usize = 64;
 #[derive(Debug, Clone)]
 pub(crate) struct Levels {
     rate: Rate,
-    /// `thresholds[j]` = T_{j+1}: n ≥ thresholds[j] iff ⌊n·c⌋ > j.
+    /// `thresholds[j]` = T_{j+1}: n ≥ thresholds\[j\] iff ⌊n·c⌋ > j.
     thresholds: [u128; LEVELS],
 }
 
@@ -294,7 +294,7 @@ impl Levels {
         self.thresholds.partition_point(|&t| t <= n)
     }
 
-    /// Bernoulli(exp(−n·c)) given an independent L with P[L ≥ k] = e^{−k}.
+    /// Bernoulli(exp(−n·c)) given an independent L with P\[L ≥ k\] = e^{−k}.
     #[inline]
     pub fn accept(&self, rng: &mut SecureRng, n: u128, l: u64) -> bool {
         if (l as usize) < LEVELS && n >= self.thresholds[l as usize] {

@@ -10,7 +10,7 @@ use crate::noise::{exact_rational, SecureRng};
 use crate::privacy::Guarantee;
 
 /// Generalized exponential mechanism (maximisation form, THEORY.md §4):
-/// t = 2 ln(m/β)/ε, r_i = q_i − tΔ_i, s_i = min_j (r_i − r_j)/(Δ_i + Δ_j), P[i] ∝ exp(ε s_i/2).
+/// t = 2 ln(m/β)/ε, r_i = q_i − tΔ_i, s_i = min_j (r_i − r_j)/(Δ_i + Δ_j), P\[i\] ∝ exp(ε s_i/2).
 ///
 /// * **Theorem.** Raskhodnikova & Smith, FOCS 2016, arXiv 1504.07912 (the generalized
 ///   exponential mechanism; theorem number unconfirmed, see THEORY.md §4): ε-DP, because every

@@ -7,7 +7,7 @@
 //! P(Y = y) = Σ_k (1−q)² q^{k+|y|} q^k = (1−q)/(1+q)·q^{|y|} (Inusah & Kozubowski, "A discrete
 //! analogue of the Laplace distribution", J. Stat. Plann. Inference 136, 2006, §2). Each G is
 //! ⌊X/s⌋ for CKS20's X = U + t·V (arXiv 2004.00010, Algorithm 2, steps 1–4): U on `0..t` with
-//! P[U = u] ∝ e^{−u/t}, V with P[V ≥ k] = e^{−k}, U and V independent; ⌊X/s⌋ of that X is
+//! P\[U = u\] ∝ e^{−u/t}, V with P\[V ≥ k\] = e^{−k}, U and V independent; ⌊X/s⌋ of that X is
 //! geometric with ratio e^{−s/t} (CKS20 Prop. 15 and its proof).
 //!
 //! **Laziness.** V alone confines G to the integers [⌊t·V/s⌋, ⌊(t·V + t − 1)/s⌋]. So each

@@ -4,9 +4,9 @@
 //! the [`Goal`] and the [`Sensitivity`]) and the allowance it may spend.
 //!
 //! One small module per mechanism; each has a validating constructor and implements
-//! [`Selector`]: a [`Release`](crate::privacy::Release) with the
-//! [`Guarantee`](crate::privacy::Guarantee) it spent, and a `select_charged` path that charges a
-//! [`Ledger`](crate::privacy::Ledger) *before* any noise is drawn. Front ends build a mechanism
+//! [`Selector`]: a [`Release`] with the
+//! [`Guarantee`] it spent, and a `select_charged` path that charges a
+//! [`Ledger`] *before* any noise is drawn. Front ends build a mechanism
 //! by name through the one dispatch [`Mechanism::build`] ([`Spec`], [`Prepared`]).
 //!
 //! | mechanism | module | charge |

@@ -52,7 +52,7 @@ impl PermuteAndFlip {
         self.cal.snapped.vals.len()
     }
 
-    /// Exact selection probabilities P[i] = p_i ∫₀¹ ∏_{j≠i}(1 − p_j t) dt (a polynomial
+    /// Exact selection probabilities P\[i\] = p_i ∫₀¹ ∏_{j≠i}(1 − p_j t) dt (a polynomial
     /// integrated exactly by ⌈m/2⌉ + 1 Gauss–Legendre nodes). Cost O(m²).
     pub fn probabilities(&self) -> Vec<f64> {
         let p: Vec<f64> = self.cal.log_weights().iter().map(|l| l.exp()).collect();

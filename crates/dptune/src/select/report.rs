@@ -72,6 +72,10 @@ pub struct SelectReport {
     pub released: Released,
     /// Public, computed: what all the draws spent together.
     pub spent: SpentReport,
+    /// Public input: whether the draws came from a caller's seed (`--seed`) instead of the
+    /// operating system. A seeded selection is a reproducible research run and NOT PRIVATE
+    /// ([`crate::noise::SEEDED_NOTE`]): anyone who knows the seed can predict the noise.
+    pub seeded: bool,
 }
 
 /// The released selection(s).
@@ -110,8 +114,9 @@ pub enum Counts {
 
 impl SelectReport {
     /// Draws from `prepared` (over `candidates` candidates) once, or `repeat` times
-    /// independently, and reports the outcome with `spent`, what all the draws cost together.
-    /// The caller charges `spent` before calling: the draws are the release.
+    /// independently, and reports the outcome with `spent`, what all the draws cost together,
+    /// and `seeded`, whether `rng` came from a caller's seed. The caller charges `spent` before
+    /// calling: the draws are the release.
     pub fn draw(
         mechanism: Mechanism,
         prepared: &Prepared,
@@ -119,6 +124,7 @@ impl SelectReport {
         repeat: Option<usize>,
         spent: &Guarantee,
         rng: &mut SecureRng,
+        seeded: bool,
     ) -> Self {
         let released = match repeat {
             None => match prepared.draw(rng) {
@@ -152,6 +158,7 @@ impl SelectReport {
             mechanism: mechanism.to_string(),
             released,
             spent: SpentReport::new(spent),
+            seeded,
         }
     }
 }

@@ -20,7 +20,7 @@
 //! * one-shot selection over all m configurations: exponential mechanism and permute-and-flip
 //!   (expected regret and quantiles computed *exactly* from their selection probabilities),
 //!   Laplace and Gaussian report-noisy-max (sampled with the library's exact samplers);
-//! * Liu–Talwar (geometric K) and Papernot–Steinke (logarithmic K), E[K] = `mean_runs`: each
+//! * Liu–Talwar (geometric K) and Papernot–Steinke (logarithmic K), E\[K\] = `mean_runs`: each
 //!   run draws a uniformly random configuration and releases its score plus exact discrete
 //!   Laplace noise; the per-run ε is calibrated with [`crate::tune::calibrate`] so that the whole
 //!   tuning costs the total ε (Corollary 3: 3ε₁ and 2ε₁);
@@ -121,7 +121,7 @@ impl StudyMethod {
         !matches!(self, StudyMethod::NonPrivateBest | StudyMethod::Uniform)
     }
 
-    /// How many candidate trainings the method needs on a table of m configurations (E[K] for
+    /// How many candidate trainings the method needs on a table of m configurations (E\[K\] for
     /// the random-search tuners).
     pub fn runs_needed(self, m: usize, mean_runs: f64) -> f64 {
         match self {
@@ -195,7 +195,7 @@ pub struct StudyOptions {
     pub repetitions: usize,
     /// Seed of the study's generator (reproducible research run).
     pub seed: u64,
-    /// E[K] for Liu–Talwar and Papernot–Steinke.
+    /// E\[K\] for Liu–Talwar and Papernot–Steinke.
     pub mean_runs: f64,
     /// δ of Gaussian report-noisy-max.
     pub delta: f64,

@@ -29,7 +29,7 @@ pub struct Ranked {
     pub expected_regret: f64,
     /// Its standard error (0 when exact).
     pub se: f64,
-    /// How many candidate trainings it needs (m, or E[K]).
+    /// How many candidate trainings it needs (m, or E\[K\]).
     pub runs_needed: f64,
 }
 
@@ -75,7 +75,7 @@ pub fn resources(candidates: usize, repetitions: usize, mean_runs: f64) -> Estim
 }
 
 /// Names the method with the lowest expected regret for `candidates` configurations at total
-/// budget `epsilon` (pure DP) under `model`, with E[K] = `mean_runs` for the random-search
+/// budget `epsilon` (pure DP) under `model`, with E\[K\] = `mean_runs` for the random-search
 /// tuners; `repetitions` draws per sampled method, generator seeded with `seed`.
 pub fn recommend(
     candidates: usize,

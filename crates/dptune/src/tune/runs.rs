@@ -20,12 +20,12 @@ const U: f64 = f64::EPSILON / 2.0;
 /// Most terms the forward sum of [`tail_probability`] adds before the remainder bound takes over.
 const MAX_TERMS: u64 = 1 << 24;
 
-/// An upper bound on P[K > cap], for the truncation lemma (rounded up; 1 where no bound < 1 is
+/// An upper bound on P\[K > cap\], for the truncation lemma (rounded up; 1 where no bound < 1 is
 /// found).
 ///
-/// P[K > T] = p(T+1)·Σ_{j≥0} Π_{i<j} r(T+1+i) with r(k) = p(k+1)/p(k) the pmf ratio:
+/// P\[K > T\] = p(T+1)·Σ_{j≥0} Π_{i<j} r(T+1+i) with r(k) = p(k+1)/p(k) the pmf ratio:
 /// D_{η,γ}: r(k) = (1−γ)(k+η)/(k+1) (η = 0 included); Poisson(μ): r(k) = μ/(k+1). The sum is
-/// added term by term until the rest is below 1e-17 of it (or [`MAX_TERMS`] terms), and the
+/// added term by term until the rest is below 1e-17 of it (or `MAX_TERMS` terms), and the
 /// rest after the last term t_j is bounded by t_j/(1 − r̄) with r̄ = sup_{k ≥ current k} r(k):
 ///
 /// * η ≤ 1: r(k) = (1−γ)(1 − (1−η)/(k+1)) *increases* to 1−γ, so r̄ = 1−γ. (The ratio at T+1
@@ -118,7 +118,7 @@ fn log_pmf_upper(repeats: &Repeats, cap: u64) -> (f64, f64) {
 mod tests {
     use super::*;
 
-    /// P[K > T] from 1 − Σ_{k ≤ T} p(k) in 60-digit decimal arithmetic (Python `decimal`) for
+    /// P\[K > T\] from 1 − Σ_{k ≤ T} p(k) in 60-digit decimal arithmetic (Python `decimal`) for
     /// D_{η,γ} with γ = the float [`Repeats::tnb_with_mean`] returns for mean 10, and Poisson.
     const EXACT: [(f64, f64, u64, f64); 12] = [
         (0.0, 0.026_918_259_589_001_53, 10, 0.259924659651706),

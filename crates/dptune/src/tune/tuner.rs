@@ -171,7 +171,7 @@ impl<'a> Tuner<'a> {
 pub const MAX_CAP: u64 = 10_000_000;
 
 /// The δ of a tuning capped at `cap` executed runs whose uncapped cost is (`eps`, `cap_delta`)-DP:
-/// `cap_delta` + (1 + e^eps)·P[K > cap], the truncation lemma (THEORY.md §6.2), with P[K > cap]
+/// `cap_delta` + (1 + e^eps)·P\[K > cap\], the truncation lemma (THEORY.md §6.2), with P\[K > cap\]
 /// bounded by [`tail_probability`]. It grows with `eps` and depends on public inputs only, so a
 /// caller can check a cap against its δ before any data is touched. Exhaustive search runs every
 /// grid point (its K is public): capping it changes nothing, and `cap_delta` is returned.
@@ -192,7 +192,7 @@ pub fn capped_delta(method: &Method, cap: u64, eps: f64, cap_delta: f64) -> Resu
     truncation_delta(eps, cap_delta, tail_probability(&repeats, cap)?)
 }
 
-/// The smallest cap T ≤ [`MAX_CAP`] whose truncation term (1 + e^eps)·P[K > T] (the part of
+/// The smallest cap T ≤ [`MAX_CAP`] whose truncation term (1 + e^eps)·P\[K > T\] (the part of
 /// [`capped_delta`] a cap adds) is at most `delta`, or `None` when no such cap exists. This is
 /// how a caller picks a cap for a stated share of its δ (the Python tuner's `cap="auto"`). The
 /// term decreases as T grows, so the search doubles T until it fits and then bisects (work

@@ -13,7 +13,7 @@ use crate::privacy::{Guarantee, Neighbours, Release};
 /// Under add/remove-one neighbours the number of private records is itself private, so it is
 /// never read off the data: either the user declares it public, or a noisy count is released
 /// first and charged. DP-SGD's guarantee holds whatever the planned size (see
-/// [`DpSgd`]): a size far from the truth only costs accuracy.
+/// [`crate::learn::DpSgd`]): a size far from the truth only costs accuracy.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Size {
     /// Declared public by the user (`--public-size`): nothing is spent on it.
@@ -65,7 +65,7 @@ impl SizeUsed {
 /// Denominator of the noisy count's rational ε (2^32).
 const COUNT_DEN: u64 = 1 << 32;
 
-/// The number of records `n` plus exact discrete Laplace noise P[y] ∝ exp(−|y|·s/2^32) with
+/// The number of records `n` plus exact discrete Laplace noise P\[y\] ∝ exp(−|y|·s/2^32) with
 /// s = ⌊ε·2^32⌋ (the geometric mechanism, Ghosh, Roughgarden & Sundararajan, STOC 2009;
 /// sampled exactly by Canonne, Kamath & Steinke, arXiv 2004.00010, Algorithm 2). A count has
 /// sensitivity 1 under add/remove-one, so the release is (s/2^32)-DP, and that (≤ ε) is what it

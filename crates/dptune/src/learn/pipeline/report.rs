@@ -212,12 +212,6 @@ fn timing(cap: Option<u64>) -> String {
     }
 }
 
-/// What a seeded `dptune tune` says at the end of its text output (Python's one-line summary
-/// says the same in short: "NOT PRIVATE: seeded run").
-pub const SEEDED_NOTE: &str = "NOT PRIVATE: seeded run (reproducible research run): anyone who \
-                               knows the seed can predict the noise, so the guarantees above \
-                               describe the mechanism, not this output";
-
 /// (accuracy, rmse): `value` under the key of `task`'s score, the other absent.
 fn by_task<T>(task: &Task, value: T) -> (Option<T>, Option<T>) {
     match task {

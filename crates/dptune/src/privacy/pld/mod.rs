@@ -5,14 +5,14 @@
 //! (M(D′), M(D)); under add/remove-one these are the remove and the add directions, and both are
 //! needed because the relation is symmetric (THEORY.md §16a). Every query takes the larger.
 //!
-//! * Discretisation: connect-the-dots on a uniform loss grid ([`discretise`]; Doroshenko et al.
+//! * Discretisation: connect-the-dots on a uniform loss grid (`discretise`; Doroshenko et al.
 //!   2022, arXiv 2207.04380), refining the pessimistic bucketing of Meiser & Mohammadi 2018
 //!   ("Tight on budget?", CCS): every rounding moves loss up; mass cut above the grid goes to the
 //!   +∞ atom.
 //! * Composition: losses of independent mechanisms add, so laws convolve (Koskela, Jälkö &
 //!   Honkela 2020, arXiv 1906.03049, Thm. 1 with the FFT of §4; Sommer, Meiser & Mohammadi 2019);
 //!   a T-fold self-composition is one FFT, a T-th power by repeated squaring, one inverse FFT,
-//!   on a window whose aliasing is bounded and charged ([`pmf`]; the windowing follows Gopi, Lee
+//!   on a window whose aliasing is bounded and charged (`pmf`; the windowing follows Gopi, Lee
 //!   & Wutschitz 2021, arXiv 2106.02848).
 //! * Queries: δ(ε) = E[(1 − e^{ε−L})₊] + P[L = ∞], its inverse ε(δ), and the profile; all upper
 //!   bounds with the floating-point error charged.

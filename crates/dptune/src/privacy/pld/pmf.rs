@@ -15,7 +15,7 @@
 //!   an L1 bound after a factor √m. Since every weight (1 − e^{ε−l})₊ lies in [0, 1], δ moves by
 //!   at most `err`, and the queries add it.
 //! * **Aliasing.** A T-fold power in the Fourier domain is a circular convolution; the window is
-//!   chosen by a Chernoff bound on the sum of T losses (P[S ≥ x] ≤ e^{−λx}M(λ)^T, with M the
+//!   chosen by a Chernoff bound on the sum of T losses (P\[S ≥ x\] ≤ e^{−λx}M(λ)^T, with M the
 //!   moment generating function of the stored vector), and the bound on the mass above the window
 //!   is charged to the +∞ atom. Mass from below the window wraps onto higher losses, which only
 //!   raises δ. This is the windowing of Gopi, Lee & Wutschitz 2021 (arXiv 2106.02848, §5), with
@@ -209,7 +209,7 @@ impl LossPmf {
     /// Window for the sum of `t` independent draws from the finite part: `(lo, hi)` with
     /// P[S < lo·h] ≤ tail and P[S > hi·h] ≤ tail by a Chernoff bound, λ scaled to the spread of
     /// the sum, or the end of the support on a side where [`Self::reaches_end`]; and the bound on
-    /// P[S ≥ x] as a function of x (the minimum over the same λ grid; 1 when the top side was
+    /// P\[S ≥ x\] as a function of x (the minimum over the same λ grid; 1 when the top side was
     /// not bounded, where it is never asked for: nothing lies above the support).
     fn chernoff(&self, t: u64, tail: f64) -> (i64, i64, impl Fn(f64) -> f64) {
         const COUNT: usize = 14;

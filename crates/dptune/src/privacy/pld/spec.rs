@@ -72,7 +72,7 @@ impl PartSpec {
     /// with noise σ/√T (their losses are Gaussian, N(Tμ, 2Tμ); THEORY.md §16a), so that case is
     /// discretised once, with σ/√T rounded down (less noise only raises δ), instead of composed;
     /// T discrete Gaussians are composed exactly before discretising
-    /// ([`Pld::discrete_gaussian_times`]); everything else is self-composed.
+    /// (`Pld::discrete_gaussian_times`); everything else is self-composed.
     pub fn composed_pld(&self, neighbours: Neighbours, config: PldConfig) -> Result<Pld> {
         let times = self.times.unwrap_or(1);
         if times == 0 {

@@ -15,7 +15,7 @@
 //!   space.
 //! * Fractional α: **exact value** by numerical quadrature of the integral above (composite
 //!   20-point Gauss–Legendre over [−9z, α + 9z] on panels of width 3z·min(1, z)), plus a
-//!   **proven bound on the quadrature error** ([`Quadrature::log_error`](quadrature::Quadrature::log_error): the Gauss–Legendre
+//!   **proven bound on the quadrature error** (`Quadrature::log_error`: the Gauss–Legendre
 //!   error of each panel from the integrand's bound on a Bernstein ellipse, Trefethen 2008
 //!   Thm 4.5, and explicit Gaussian tail bounds beyond the range) and on the float error of the
 //!   sum, both added to A_α − 1 before the logarithm. The panel width shrinks like z² for
@@ -27,15 +27,15 @@
 //!   `quadrature_error_bound_is_charged_and_small`); the true error is far smaller (the values
 //!   stay within 1e-12 of the golden `rdp_exact` values). Where the bound is loose (large α/z)
 //!   the result is capped by the chord of (α−1)ε between the integer orders around α
-//!   ([`discrete_rdp_unchecked`]: valid by convexity, module section on lattice noise), so it
+//!   (`discrete_rdp_unchecked`: valid by convexity, module section on lattice noise), so it
 //!   is never worse than that. The sum is taken in linear space, scaled by
 //!   e^{−S} with S = α ln 2 + max(0, α ln q + α(α−1)/(2z²)), which bounds the log of every
 //!   integrand value (so nothing overflows); when the scaled sum would leave the normal range
 //!   the slower log-space summation on the same nodes is used instead. The panels start at
 //!   −9z and have a width independent of α, so α only sets how many there are: the nodes, and
 //!   everything about them that does not involve α (and the α-free factors of the error
-//!   bound), are shared by all the fractional orders of one evaluation ([`rdp_many`]) or of one
-//!   conversion ([`QuadratureScope`]), leaving about one exp (or one short polynomial) per node
+//!   bound), are shared by all the fractional orders of one evaluation (`rdp_many`) or of one
+//!   conversion (`QuadratureScope`), leaving about one exp (or one short polynomial) per node
 //!   and order. This is not dp_accounting's |C(α,i)| series, which is an upper bound up to 57 % above the exact
 //!   value and diverges at some orders; ours is never larger than it (golden `dpsgd_rdp`).
 //!   Where the quadrature would need too many panels (α/z large) the value at ⌈α⌉ is used,
