@@ -47,6 +47,14 @@ const GL5: [(f64, f64); 5] = [
     (0.906_179_845_938_664, 0.236_926_885_056_189_1),
 ];
 
+/// The cubic Taylor polynomial of 1 − e^{−x}, for the share (1 − e^{−x})/(1 − e^{−h}) of a
+/// piece of P-mass at loss l_k + x (0 ≤ x ≤ h) that connect-the-dots puts on l_{k+1}. It is an
+/// upper bound (alternating series) by x⁴/24 − x⁵/120, so the share can only err upward: more
+/// mass on the higher point, i.e. pessimistic.
+fn cubic(x: f64) -> f64 {
+    x * (1.0 - x * (0.5 - x / 6.0))
+}
+
 /// The Gauss–Legendre rule for an interval of `width` where the density is smooth over `step`,
 /// and the number of equal pieces to apply it on. Relative errors of the rules on a
 /// Gaussian-like density over these widths are below 1e-15 (the 2n-th derivative term of an
@@ -199,17 +207,9 @@ impl Builder {
             }
             return;
         }
-        let upper = (mass * self.upper_share(t * self.h)).clamp(0.0, mass);
+        let upper = (mass * cubic(t * self.h) * self.inv_gap).clamp(0.0, mass);
         self.probs[k + 1] += upper;
         self.probs[k] += mass - upper;
-    }
-
-    /// The share of a piece of P-mass at loss l_k + x (0 ≤ x ≤ h) that connect-the-dots puts on
-    /// l_{k+1}: (1 − e^{−x})/(1 − e^{−h}). The cubic Taylor polynomial of 1 − e^{−x} is an upper
-    /// bound (alternating series) by x⁴/24 − x⁵/120, so the share can only err upward: more mass
-    /// on the higher point, i.e. pessimistic.
-    fn upper_share(&self, x: f64) -> f64 {
-        x * (1.0 - x * (0.5 - x / 6.0)) * self.inv_gap
     }
 
     /// Integrates a continuous segment bucket by bucket.
@@ -310,7 +310,7 @@ impl Builder {
     /// N(μ, 2μ)) the L1 error is below 140u ≈ 1.6e-14 per unit of mass: inside the
     /// [`QUADRATURE_ERROR`] charged per unit of mass, with the rule's own error (below
     /// 1e-15). The upper share is rounded up by 16u, more than the 5u of its evaluation
-    /// ([`Self::upper_share`], its argument θh rounded) and the 3u by which the two products
+    /// ([`cubic`] times `inv_gap`, its argument θh rounded) and the 3u by which the two products
     /// and the split can shift it, so no node puts less on the upper point than
     /// connect-the-dots does. The caller passes μ rounded up (a larger μ is a Gaussian with
     /// less noise, which dominates).
@@ -345,7 +345,7 @@ impl Builder {
         let node = |&(x, weight): &(f64, f64)| {
             let theta = 0.5 * (1.0 + x);
             let mass = 0.5 * h * weight * norm;
-            let share = (self.upper_share(theta * h) * (1.0 + 16.0 * U)).min(1.0);
+            let share = (cubic(theta * h) * self.inv_gap * (1.0 + 16.0 * U)).min(1.0);
             // The deliberately wrong variant rounds every node down to the lower point.
             #[cfg(test)]
             let share = if self.optimistic { 0.0 } else { share };
