@@ -82,7 +82,9 @@ fn gaussian_closed_form_matches_the_quadrature_and_dominates_the_exact_profile()
     // and a coarse grid (s = 0.63 at h = 1e-3). Connect-the-dots keeps P-mass (1) and Q-mass
     // (a wrong split breaks the latter): the window [μ − c·sd, μ + c·sd] holds the Q-mass
     // Φ(c + sd) − Φ(sd − c) of Q's loss law N(−μ, 2μ) (sd = √(2μ)), and the P-mass Φ(−c) put
-    // at its lowest loss adds Φ(−c)·e^{c·sd − μ}. The upper tail sums agree with the
+    // at its lowest loss adds Φ(−c)·e^{c·sd − μ} (up to 1e-14 less at h = 1e-3: the cubic
+    // upper bound on each split moves about h³/24 of an upper share one point up, which lowers
+    // the Q-mass, as in the quadrature before). The upper tail sums agree with the
     // quadrature's within the charged allowance, and δ(ε) never falls below the exact profile.
     for (s, h) in [
         (0.632_455_532_033_675_8, 1e-4),
@@ -108,7 +110,7 @@ fn gaussian_closed_form_matches_the_quadrature_and_dominates_the_exact_profile()
         let q_expected = ndtr(c + sd) - ndtr(sd - c) + ndtr(-c) * (c * sd - mu).exp();
         assert!(
             (mass - 1.0).abs() <= QUADRATURE_ERROR / 100.0
-                && (q_mass - q_expected).abs() <= QUADRATURE_ERROR / 10.0
+                && (q_mass - q_expected).abs() <= QUADRATURE_ERROR / 4.0
                 && distance <= QUADRATURE_ERROR / 10.0
                 && closed.err == quadrature.err,
             "s = {s}, h = {h}: P-mass {mass}, Q-mass {q_mass} (exact {q_expected}), tail sums \
