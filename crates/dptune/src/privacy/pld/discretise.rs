@@ -26,7 +26,7 @@ pub(super) const QUADRATURE_ERROR: f64 = 1e-13;
 const U: f64 = f64::EPSILON / 2.0;
 
 /// Buckets between fresh evaluations in [`Builder::gaussian`]'s recurrence (its drift grows
-/// linearly in this: about 3u per bucket).
+/// linearly in this: about 3.5u per bucket).
 const RESTART: usize = 32;
 
 /// Gauss–Legendre nodes and weights on [−1, 1].
@@ -303,10 +303,10 @@ impl Builder {
     ///   below 0.08 in size, so the roundings in them and Δx add under 0.5u); ρ^j (j ≤ 31) is
     ///   j − 1 products: 2.5u·j + u·(j − 1) ≤ 108u; the two products with g and the table 2u
     ///   and the table entry 2.5u: at most 113u over the block;
-    /// * the constant w·(h/2)/√(4πμ) about 8u, the two products by the shares and the sums
-    ///   into a grid point (at most seven terms) 8u.
+    /// * the constant w·(h/2)/√(4πμ) about 8u, the two products by the shares 2u and the sums
+    ///   into a grid point (at most seven terms) 7u.
     ///
-    /// So each mass errs by at most (4z² + 132)u, and weighted by the masses (E z² = 1 under
+    /// So each mass errs by at most (4z² + 133)u, and weighted by the masses (E z² = 1 under
     /// N(μ, 2μ)) the L1 error is below 140u ≈ 1.6e-14 per unit of mass: inside the
     /// [`QUADRATURE_ERROR`] charged per unit of mass, with the rule's own error (below
     /// 1e-15). The upper share is rounded up by 16u, more than the 5u of its evaluation
