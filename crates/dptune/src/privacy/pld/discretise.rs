@@ -25,6 +25,10 @@ pub(super) const QUADRATURE_ERROR: f64 = 1e-13;
 
 const U: f64 = f64::EPSILON / 2.0;
 
+/// Buckets between fresh evaluations in [`Builder::gaussian`]'s recurrence (its drift grows
+/// linearly in this: about 3.5u per bucket).
+const RESTART: usize = 32;
+
 /// Gauss–Legendre nodes and weights on [−1, 1].
 const GL2: [(f64, f64); 2] = [
     (-0.577_350_269_189_625_8, 1.0),
@@ -42,6 +46,85 @@ const GL5: [(f64, f64); 5] = [
     (0.538_469_310_105_683_1, 0.478_628_670_499_366_5),
     (0.906_179_845_938_664, 0.236_926_885_056_189_1),
 ];
+
+/// The cubic Taylor polynomial of 1 − e^{−x}, for the share (1 − e^{−x})/(1 − e^{−h}) of a
+/// piece of P-mass at loss l_k + x (0 ≤ x ≤ h) that connect-the-dots puts on l_{k+1}. It is an
+/// upper bound (alternating series) by x⁴/24 − x⁵/120, so the share can only err upward: more
+/// mass on the higher point, i.e. pessimistic.
+fn cubic(x: f64) -> f64 {
+    x * (1.0 - x * (0.5 - x / 6.0))
+}
+
+/// The Gauss–Legendre rule for an interval of `width` where the density is smooth over `step`,
+/// and the number of equal pieces to apply it on. Relative errors of the rules on a
+/// Gaussian-like density over these widths are below 1e-15 (the 2n-th derivative term of an
+/// n-point rule).
+fn rule(width: f64, step: f64) -> (&'static [(f64, f64)], usize) {
+    if width <= step / 256.0 {
+        (&GL2, 1)
+    } else if width <= step / 16.0 {
+        (&GL3, 1)
+    } else {
+        (&GL5, (width / step).ceil() as usize)
+    }
+}
+
+/// One node of [`Builder::gaussian`]'s rule on every whole bucket: its fraction of the bucket
+/// and the P-mass per unit of density it puts on the lower and on the upper grid point.
+#[derive(Clone, Copy)]
+struct Node {
+    theta: f64,
+    down: f64,
+    up: f64,
+}
+
+/// The densities e^{−x²/(4μ)} (x = l − μ) at the nodes of consecutive whole buckets, by blocks
+/// of [`RESTART`]: at the block's first bucket x₀ comes from exact integers
+/// ((k − k_μ + θ)·h − (μ − k_μ·h)), e^{−x₀²/(4μ)} and ρ = e^{−x₀·h/(2μ)} from `exp`, and the
+/// j-th bucket of the block gets e^{−x₀²/(4μ)}·ρ^j·e^{−j²h²/(4μ)}, the last factor from a
+/// table (`squares`).
+struct Walk {
+    /// k − k_μ of the first bucket.
+    start: i64,
+    h: f64,
+    /// μ − k_μ·h.
+    mu_rest: f64,
+    /// 1/(4μ).
+    inv: f64,
+    squares: [f64; RESTART],
+}
+
+impl Walk {
+    /// Adds the nodes' masses on the whole buckets starting at the points of `probs` (the lower
+    /// share on a bucket's own point, the upper on the next) and returns the upper share of
+    /// the last bucket, which belongs to the point after `probs`.
+    fn add<const N: usize>(&self, nodes: [Node; N], probs: &mut [f64]) -> f64 {
+        let mut carry = 0.0;
+        for (block, probs) in probs.chunks_mut(RESTART).enumerate() {
+            let k = (self.start + (block * RESTART) as i64) as f64;
+            let mut g = [0.0; N];
+            let mut rho = [0.0; N];
+            for (i, n) in nodes.iter().enumerate() {
+                let x = (k + n.theta).mul_add(self.h, -self.mu_rest);
+                g[i] = (-(x * x) * self.inv).exp();
+                rho[i] = (-2.0 * x * self.h * self.inv).exp();
+            }
+            let mut power = [1.0; N];
+            for (p, &square) in probs.iter_mut().zip(&self.squares) {
+                let (mut down, mut up) = (carry, 0.0);
+                for i in 0..N {
+                    let v = g[i] * power[i] * square;
+                    down += nodes[i].down * v;
+                    up += nodes[i].up * v;
+                    power[i] *= rho[i];
+                }
+                *p += down;
+                carry = up;
+            }
+        }
+        carry
+    }
+}
 
 /// A continuous part of P on the output interval [lo, hi] where the loss is increasing.
 pub(super) struct Segment<'a> {
@@ -124,12 +207,7 @@ impl Builder {
             }
             return;
         }
-        // The share kept by the split is (1 − e^{−x})/(1 − e^{−h}) with x = t·h ≤ h; the cubic
-        // Taylor polynomial of 1 − e^{−x} is an upper bound (alternating series), so the share
-        // can only err upward: more mass on the higher point, i.e. pessimistic.
-        let x = t * self.h;
-        let upper = mass * (x * (1.0 - x * (0.5 - x / 6.0))) * self.inv_gap;
-        let upper = upper.clamp(0.0, mass);
+        let upper = (mass * cubic(t * self.h) * self.inv_gap).clamp(0.0, mass);
         self.probs[k + 1] += upper;
         self.probs[k] += mass - upper;
     }
@@ -183,7 +261,115 @@ impl Builder {
         if self.optimistic {
             return part(self, from, top);
         }
-        // The grid points j·h in [from, top], by the sign of j·h − bound (rounded once).
+        let Some((first, last)) = self.whole_buckets(from, top) else {
+            return part(self, from, top);
+        };
+        part(self, from, first as f64 * h);
+        part(self, last as f64 * h, top);
+        let e = -(-0.5 * h).exp_m1();
+        let full = 4.0 * k * (e / (2.0 - e));
+        let offset = 0.5 * (last as f64).mul_add(h, -top);
+        for j in first..=last {
+            let i = (j - self.lo) as usize;
+            let share = if j == first || j == last { 0.5 } else { 1.0 };
+            self.probs[i] += share * full * ((0.5 * h) * (j - last) as f64 + offset).exp();
+        }
+    }
+
+    /// P-mass of the Gaussian loss law N(μ, 2μ) on [from, to] (inside the window): the pair of
+    /// the Gaussian mechanism, whose loss is affine in the output (mechanisms::gaussian).
+    ///
+    /// The same connect-the-dots by the same Gauss–Legendre rule as [`Self::segment`], without a
+    /// call per node. Buckets have equal width in the loss, so on the whole buckets [l_k, l_k + h]
+    /// every node sits at the same fraction θ of its bucket: its split is one pair of constant
+    /// shares (the upper one rounded up), and its densities follow a geometric recurrence: with
+    /// x = l_k + θh − μ at the first bucket of a block of [`RESTART`],
+    /// g(x + jh) = g(x)·ρ^j·e^{−j²h²/(4μ)} with ρ = e^{−x·h/(2μ)} ([`Walk`]): two `exp` per node
+    /// and block, a table of the last factor, and three multiplications per node and bucket
+    /// (where the quadrature took an `exp` and a split with a `floor` per node). The two
+    /// part-buckets at `from` and `to`, and a law too narrow for a one-piece rule (a standard
+    /// deviation under 128 grid intervals, so a few thousand points in all), go through
+    /// [`Self::segment`].
+    ///
+    /// Floating point, as a relative error of each node's mass against w·(h/2)·g at the exact
+    /// node (k + θ)h, with u the unit roundoff and z = x/√(2μ) the node's standard score:
+    ///
+    /// * at a block's first bucket x is (k − k_μ + θ)·h − (μ − k_μ·h), k_μ the grid index
+    ///   nearest μ: the integer difference is exact, adding θ rounds once and the two fused
+    ///   multiply-adds once each, so |Δx| ≤ 2u(|x| + h); the exponent x²/(4μ) = z²/2 errs by at
+    ///   most 1.5u·z² from its own three roundings plus |x|·|Δx|/(2μ) ≤ 2u·z² + u|z|/64 (h is
+    ///   at most √(2μ)/128 here), and `exp` adds one ulp (2u): at most (4z² + 3)u;
+    /// * ρ and each e^{−j²h²/(4μ)} carry at most 2.5u (an ulp of `exp`; their exponents are
+    ///   below 0.08 in size, so the roundings in them and Δx add under 0.5u); ρ^j (j ≤ 31) is
+    ///   j − 1 products: 2.5u·j + u·(j − 1) ≤ 108u; the two products with g and the table 2u
+    ///   and the table entry 2.5u: at most 113u over the block;
+    /// * the constant w·(h/2)/√(4πμ) about 8u, the two products by the shares 2u and the sums
+    ///   into a grid point (at most seven terms) 7u.
+    ///
+    /// So each mass errs by at most (4z² + 133)u, and weighted by the masses (E z² = 1 under
+    /// N(μ, 2μ)) the L1 error is below 140u ≈ 1.6e-14 per unit of mass: inside the
+    /// [`QUADRATURE_ERROR`] charged per unit of mass, with the rule's own error (below
+    /// 1e-15). The upper share is rounded up by 16u, more than the 5u of its evaluation
+    /// ([`cubic`] times `inv_gap`, its argument θh rounded) and the 3u by which the two products
+    /// and the split can shift it, so no node puts less on the upper point than
+    /// connect-the-dots does. The caller passes μ rounded up (a larger μ is a Gaussian with
+    /// less noise, which dominates).
+    pub fn gaussian(&mut self, mu: f64, from: f64, to: f64) {
+        let h = self.h;
+        let sd = (2.0 * mu).sqrt();
+        let norm = 1.0 / (sd * (2.0 * std::f64::consts::PI).sqrt());
+        let inv = 1.0 / (4.0 * mu);
+        let density = |l: f64| norm * (-(l - mu) * (l - mu) * inv).exp();
+        let step = sd / 8.0;
+        let part = |b: &mut Self, lo: f64, hi: f64| {
+            b.segment(&Segment {
+                lo,
+                hi,
+                density: &density,
+                loss: &|l| l,
+                output_at: &|l| l,
+                step,
+            });
+        };
+        let Some((first, last)) = self.whole_buckets(from, to) else {
+            return part(self, from, to);
+        };
+        let k_mu = (mu / h).round();
+        let walk = Walk {
+            start: first - k_mu as i64,
+            h,
+            mu_rest: (-k_mu).mul_add(h, mu),
+            inv,
+            squares: std::array::from_fn(|j| (-((j * j) as f64) * (h * h) * inv).exp()),
+        };
+        let node = |&(x, weight): &(f64, f64)| {
+            let theta = 0.5 * (1.0 + x);
+            let mass = 0.5 * h * weight * norm;
+            let share = (cubic(theta * h) * self.inv_gap * (1.0 + 16.0 * U)).min(1.0);
+            // The deliberately wrong variant rounds every node down to the lower point.
+            #[cfg(test)]
+            let share = if self.optimistic { 0.0 } else { share };
+            Node {
+                theta,
+                up: mass * share,
+                down: mass - mass * share,
+            }
+        };
+        let (lo, hi) = ((first - self.lo) as usize, (last - self.lo) as usize);
+        let carry = match rule(h, step) {
+            ([a, b], 1) => walk.add([node(a), node(b)], &mut self.probs[lo..hi]),
+            ([a, b, c], 1) => walk.add([node(a), node(b), node(c)], &mut self.probs[lo..hi]),
+            _ => return part(self, from, to),
+        };
+        self.probs[hi] += carry;
+        part(self, from, first as f64 * h);
+        part(self, last as f64 * h, to);
+    }
+
+    /// The first and last grid index j with j·h in [from, top] (by the sign of j·h − bound,
+    /// rounded once), or `None` when there is no whole bucket between them.
+    fn whole_buckets(&self, from: f64, top: f64) -> Option<(i64, i64)> {
+        let h = self.h;
         let gap = |j: i64, bound: f64| (j as f64).mul_add(h, -bound);
         let mut first = (from / h).ceil() as i64;
         while gap(first, from) < 0.0 {
@@ -199,20 +385,7 @@ impl Builder {
         while gap(last + 1, top) <= 0.0 {
             last += 1;
         }
-        if first >= last {
-            // No whole bucket.
-            return part(self, from, top);
-        }
-        part(self, from, first as f64 * h);
-        part(self, last as f64 * h, top);
-        let e = -(-0.5 * h).exp_m1();
-        let full = 4.0 * k * (e / (2.0 - e));
-        let offset = 0.5 * gap(last, top);
-        for j in first..=last {
-            let i = (j - self.lo) as usize;
-            let share = if j == first || j == last { 0.5 } else { 1.0 };
-            self.probs[i] += share * full * ((0.5 * h) * (j - last) as f64 + offset).exp();
-        }
+        (first < last).then_some((first, last))
     }
 
     fn integrate(&mut self, seg: &Segment<'_>, from: f64, to: f64) {
@@ -220,15 +393,7 @@ impl Builder {
         if width.is_nan() || width <= 0.0 {
             return;
         }
-        // Relative errors of the rules on a Gaussian-like density over these widths are below
-        // 1e-15 (the 2n-th derivative term of an n-point rule).
-        let (rule, pieces): (&[(f64, f64)], usize) = if width <= seg.step / 256.0 {
-            (&GL2, 1)
-        } else if width <= seg.step / 16.0 {
-            (&GL3, 1)
-        } else {
-            (&GL5, (width / seg.step).ceil() as usize)
-        };
+        let (rule, pieces) = rule(width, seg.step);
         let len = width / pieces as f64;
         for p in 0..pieces {
             let mid = from + (p as f64 + 0.5) * len;
@@ -254,3 +419,6 @@ impl Builder {
         pmf
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,7 @@ use super::grid_limit::GridTooLarge;
 use super::pmf::LossPmf;
 use super::progression::Progression;
 use super::PldConfig;
-use crate::numeric::gamma;
+use crate::numeric::{gamma, inflate, UNIT_ROUNDOFF as U};
 use crate::privacy::normal::log_ndtr;
 
 /// Φ(x), accurate in both tails.
@@ -45,7 +45,8 @@ fn builder(cfg: &PldConfig, from: f64, to: f64, optimistic: bool) -> Result<Buil
 
 /// One continuous part of P on [lo, hi] (`seg`), P's mass below lo (`below`, put at loss(lo),
 /// which only raises it: the loss is increasing) and the mass above hi (`above`, put at +∞):
-/// the shape of every Gaussian pair here, with lo and hi c standard deviations out.
+/// the shape of both directions of the subsampled Gaussian, with lo and hi c standard
+/// deviations out.
 fn gaussian_shaped(
     cfg: &PldConfig,
     optimistic: bool,
@@ -64,18 +65,20 @@ fn gaussian_shaped(
 /// Gaussian noise N(0, s²) on a sensitivity-1 query (s = σ/Δ): P = N(1, s²), Q = N(0, s²),
 /// L(o) = (2o − 1)/(2s²), i.e. L ~ N(μ, 2μ) with μ = 1/(2s²) (THEORY.md §16a; Balle & Wang
 /// 2018, arXiv 1805.06530, Thm. 8 for the exact profile this reproduces at the grid points).
+///
+/// Discretised in the loss, c standard deviations either side of μ ([`Builder::gaussian`]),
+/// with μ rounded up (a larger μ is the same pair with less noise, which dominates); the mass
+/// Φ(−c) below the window is put at its lowest loss and the mass Φ(−c) above at +∞.
 pub(super) fn gaussian(s: f64, cfg: &PldConfig, optimistic: bool) -> Discretised {
     let c = width(cfg.tail);
-    let two_s2 = 2.0 * s * s;
-    let seg = Segment {
-        lo: 1.0 - c * s,
-        hi: 1.0 + c * s,
-        density: &|o| phi((o - 1.0) / s) / s,
-        loss: &|o| (2.0 * o - 1.0) / two_s2,
-        output_at: &|l| 0.5 + l * s * s,
-        step: s / 8.0,
-    };
-    gaussian_shaped(cfg, optimistic, &seg, ndtr(-c), ndtr(-c))
+    let mu = inflate(0.5 / (s * s), 4.0 * U);
+    let sd = (2.0 * mu).sqrt();
+    let (from, to) = (mu - c * sd, mu + c * sd);
+    let mut b = builder(cfg, from, to, optimistic)?;
+    b.gaussian(mu, from, to);
+    b.atom(ndtr(-c), from);
+    b.atom(ndtr(-c), f64::INFINITY);
+    Ok(b.finish())
 }
 
 /// Laplace noise with scale b on a sensitivity-Δ query, r = Δ/b, in units of b: P = Lap(r, 1),
