@@ -102,21 +102,39 @@ pub(super) fn power_rounding(t: u64) -> f64 {
 /// below 10⁻³⁰⁰ together).
 pub(super) const POWER_FLOOR: f64 = 2e-300;
 
+/// Σ|z|² over `half`, four partial sums at a time (so that the additions overlap in the
+/// pipeline; any order of summation is within γ of the exact sum).
+fn sum_sqr(half: &[Complex<f64>]) -> f64 {
+    let mut lanes = [0.0; 4];
+    let chunks = half.chunks_exact(4);
+    let rest: f64 = chunks.remainder().iter().map(|z| z.norm_sqr()).sum();
+    for c in chunks {
+        for (l, z) in lanes.iter_mut().zip(c) {
+            *l += z.norm_sqr();
+        }
+    }
+    lanes.iter().sum::<f64>() + rest
+}
+
 /// The L2 norm of the full spectrum (n coefficients, Hermitian) whose first n/2 + 1 coefficients
 /// realfft returns for an even length n, rounded up: the first and last coefficients appear once,
 /// the others twice.
 pub(super) fn spectrum_norm(half: &[Complex<f64>]) -> f64 {
-    let inner = half.get(1..half.len().saturating_sub(1)).unwrap_or(&[]);
-    let ends: f64 = [half.first(), half.last()]
-        .into_iter()
-        .flatten()
-        .take(half.len())
-        .map(|z| z.norm_sqr())
-        .sum();
-    let sum = 2.0 * inner.iter().map(|z| z.norm_sqr()).sum::<f64>() + ends;
-    // γ_{2m+8} (m = half.len()) covers the sum of the n ≤ 2m squares (Higham eq. (3.5)), the
-    // doubling (exact) and a few ulps for the square root.
-    sum.sqrt() * (1.0 + crate::numeric::gamma(2 * half.len() + 8))
+    spectrum_norm_from(sum_sqr(half), half)
+}
+
+/// [`spectrum_norm`] from `sum`, Σ|z|² over `half` as computed in any order: 2·sum minus the
+/// first and last |z|², plus γ_{2m+8}·2·sum (m = half.len()), which covers the rounding of the
+/// m squared moduli, of their sum and of the two subtractions (Higham eq. (3.5)); a relative
+/// 4u more for the square root.
+pub(super) fn spectrum_norm_from(sum: f64, half: &[Complex<f64>]) -> f64 {
+    let twice = 2.0 * sum;
+    let ends = match half {
+        [] | [_] => sum,
+        [first, .., last] => first.norm_sqr() + last.norm_sqr(),
+    };
+    let full = twice - ends + crate::numeric::gamma(2 * half.len() + 8) * twice;
+    full.max(0.0).sqrt() * (1.0 + 4.0 * U)
 }
 
 /// The FFT length for `width` points: the smallest even 2^a·3^b·5^c ≥ `width`. Lengths of this
@@ -282,8 +300,10 @@ impl<'a> Ffts<'a> {
 /// instruction; each product rounds as `Complex`'s does (re = a·c − b·d, im = a·d + b·c).
 /// (Eight at a time needs more than the sixteen vector registers of x86-64 and spills:
 /// measured 28 % slower at t = 20, 12 % at t ≥ 300, with bit-identical results.)
-/// A block of negligible coefficients (the high frequencies) costs no products.
-pub(super) fn power_in_place(spec: &mut [Complex<f64>], t: u64, negligible: f64) {
+/// A block of negligible coefficients (the high frequencies) costs no products. Returns Σ|z^t|²
+/// over the results, summed on the way (for [`spectrum_norm_from`]: a separate pass over the
+/// spectrum cost 3 % of a Laplace T = 20 call).
+pub(super) fn power_in_place(spec: &mut [Complex<f64>], t: u64, negligible: f64) -> f64 {
     const LANES: usize = 4;
     type Lanes = [f64; LANES];
     fn times(re: &mut Lanes, im: &mut Lanes, by_re: &Lanes, by_im: &Lanes) {
@@ -294,6 +314,7 @@ pub(super) fn power_in_place(spec: &mut [Complex<f64>], t: u64, negligible: f64)
         }
     }
     let zero = Complex::new(0.0, 0.0);
+    let mut sums = [0.0; LANES];
     for block in spec.chunks_mut(LANES) {
         let (mut re, mut im) = ([0.0; LANES], [0.0; LANES]);
         let mut any = false;
@@ -324,10 +345,14 @@ pub(super) fn power_in_place(spec: &mut [Complex<f64>], t: u64, negligible: f64)
             }
             t >>= 1;
         }
+        for k in 0..LANES {
+            sums[k] += acc_re[k] * acc_re[k] + acc_im[k] * acc_im[k];
+        }
         for (k, z) in block.iter_mut().enumerate() {
             *z = Complex::new(acc_re[k], acc_im[k]);
         }
     }
+    sums.iter().sum()
 }
 
 /// L2 bound, over the n circular points of the normalised result, on the floating-point error

@@ -34,7 +34,7 @@
 
 use super::fft::{
     buffer, fast_len, fft_len, normalised, plans, power_error, power_in_place, product_error,
-    scale, spectrum_norm, Ffts, SCALE_ERROR,
+    scale, spectrum_norm, spectrum_norm_from, Ffts, SCALE_ERROR,
 };
 use super::grid_limit::GridTooLarge;
 use crate::error::{Error, Result};
@@ -330,8 +330,7 @@ impl LossPmf {
         ffts.forward(&self.probs, &mut spec)?;
         // Rounded down, so only coefficients with |z|^t < e^{−800} are dropped.
         let negligible = (-1600.0 / t as f64).exp() * (1.0 - 4.0 * U);
-        power_in_place(&mut spec, t, negligible);
-        let powered = spectrum_norm(&spec);
+        let powered = spectrum_norm_from(power_in_place(&mut spec, t, negligible), &spec);
         let circular = ffts.inverse(&mut spec)?;
         drop(spec);
         // Circular index i holds the absolute indices ≡ t·offset + i (mod n); unwrap onto
