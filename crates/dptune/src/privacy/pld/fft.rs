@@ -371,8 +371,8 @@ pub(super) fn power_in_place(spec: &mut [Complex<f64>], t: u64, negligible: f64)
 ///   ‖Y‖_{2T}^T = ‖Y^T‖₂ ≤ (z + √n·floor)/(1 − ρ) =: y, since the computed |Z_k| ≥ (1 − ρ)|Y_k|^T −
 ///   floor. This a-posteriori bound uses the decay of the powered spectrum: it is about
 ///   √(number of frequencies the composed law uses) where Higham's L2 bound on E (Thm. 24.2)
-///   with max m ≤ max(1, ‖x‖₁ + e) gives T·ef·√n·‖x‖₂; the smaller of the two is taken (both
-///   hold);
+///   with max(|X_k|, |Y_k|) ≤ ‖x‖₁ + e gives T·ef·√n·‖x‖₂·max(1, ‖x‖₁ + e)^{T−1}; the smaller
+///   of the two is taken (both hold);
 /// * ρ·‖Y^T‖₂ ≤ ρ·y, and √n·floor.
 ///
 /// The inverse transform of the computed spectrum Z errs by at most ef·√n·‖Z‖₂ (Higham, Thm.

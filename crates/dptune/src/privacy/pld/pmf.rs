@@ -17,11 +17,11 @@
 //!   computed spectrum before the inverse transform, taken a posteriori. A T-th power charges
 //!   T·|ΔX_k|·max(|X_k|, |X̂_k|)^{T−1} per coefficient, which the componentwise bound and
 //!   Hölder's inequality turn into about T·128·log₂(n)·u·√(number of frequencies the composed
-//!   law uses) ([`power_error`](super::fft::power_error)); a convolution charges each forward
-//!   error against the other operand by the better of two Hölder pairings
-//!   ([`product_error`](super::fft::product_error)). (Before, the T-th power was charged
-//!   T·ef·‖x‖₂·√n with ‖X‖ bounded by 1 at every frequency: 8e-8 of δ at DP-SGD q = 0.004,
-//!   z = 1.1, T = 10⁴, against 6.8e-9 now.)
+//!   law uses) ([`power_error`]); a convolution charges each forward error against the other
+//!   operand by the better of two Hölder pairings ([`product_error`]). (Before, the T-th power
+//!   was charged √n·T·ef·‖x‖₂ with every |X_k| bounded by 1: about 1.8e-8 of δ at DP-SGD
+//!   q = 0.004, z = 1.1, T = 10⁴, and 8.3e-8 once the twiddle error is charged in ef, against
+//!   6.8e-9 now.)
 //! * **Aliasing.** A T-fold power in the Fourier domain is a circular convolution; the window is
 //!   chosen by a Chernoff bound on the sum of T losses (P\[S ≥ x\] ≤ e^{−λx}M(λ)^T, with M the
 //!   moment generating function of the stored vector), and the bound on the mass above the window
