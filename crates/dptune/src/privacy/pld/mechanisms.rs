@@ -62,16 +62,23 @@ fn gaussian_shaped(
     Ok(b.finish())
 }
 
+/// The smallest loss mean μ = 1/(2s²) a Gaussian is discretised with. A noise multiplier s
+/// above about 1.3e154 makes s² overflow and μ a subnormal, whose 1/(4μ) is +∞ (and a density
+/// of ∞·0 = NaN at the nodes); raising μ to 1e-300 is the same pair with less noise, which
+/// dominates, and costs nothing measurable (ε ≈ 1e-150 either way).
+const MIN_MU: f64 = 1e-300;
+
 /// Gaussian noise N(0, s²) on a sensitivity-1 query (s = σ/Δ): P = N(1, s²), Q = N(0, s²),
 /// L(o) = (2o − 1)/(2s²), i.e. L ~ N(μ, 2μ) with μ = 1/(2s²) (THEORY.md §16a; Balle & Wang
 /// 2018, arXiv 1805.06530, Thm. 8 for the exact profile this reproduces at the grid points).
 ///
 /// Discretised in the loss, c standard deviations either side of μ ([`Builder::gaussian`]),
-/// with μ rounded up (a larger μ is the same pair with less noise, which dominates); the mass
-/// Φ(−c) below the window is put at its lowest loss and the mass Φ(−c) above at +∞.
+/// with μ rounded up (a larger μ is the same pair with less noise, which dominates) and at
+/// least [`MIN_MU`]; the mass Φ(−c) below the window is put at its lowest loss and the mass
+/// Φ(−c) above at +∞.
 pub(super) fn gaussian(s: f64, cfg: &PldConfig, optimistic: bool) -> Discretised {
     let c = width(cfg.tail);
-    let mu = inflate(0.5 / (s * s), 4.0 * U);
+    let mu = inflate(0.5 / (s * s), 4.0 * U).max(MIN_MU);
     let sd = (2.0 * mu).sqrt();
     let (from, to) = (mu - c * sd, mu + c * sd);
     let mut b = builder(cfg, from, to, optimistic)?;

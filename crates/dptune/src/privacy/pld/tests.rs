@@ -536,3 +536,19 @@ fn a_transform_shorter_than_the_window_only_moves_the_lowest_sums_up() {
         );
     }
 }
+
+#[test]
+fn a_huge_noise_multiplier_is_discretised_not_a_panic() {
+    // s = σ/Δ above about 1.3e154 overflowed s² (μ a subnormal, 1/(4μ) = +∞, NaN densities)
+    // and panicked in the split; μ is now at least 1e-300. Both ways of getting there, and a
+    // multiplier just below the overflow for comparison: ε is tiny and never negative.
+    let nb = Neighbours::AddRemove;
+    for (sigma, sens) in [(1e160, 1.0), (1.0, 1e-160), (1e300, 1e-5), (1e150, 1.0)] {
+        let p = Pld::gaussian(sigma, sens, nb, cfg()).unwrap();
+        let eps = p.epsilon(1e-5).unwrap();
+        assert!(
+            (0.0..1e-3).contains(&eps),
+            "sigma {sigma}, sensitivity {sens}: eps {eps}"
+        );
+    }
+}
