@@ -300,7 +300,9 @@ impl Builder {
     ///   most 1.5u·z² from its own three roundings plus |x|·|Δx|/(2μ) ≤ 2u·z² + u|z|/64 (h is
     ///   at most √(2μ)/128 here), and `exp` adds one ulp (2u): at most (4z² + 3)u;
     /// * ρ and each e^{−j²h²/(4μ)} carry at most 2.5u (an ulp of `exp`; their exponents are
-    ///   below 0.08 in size, so the roundings in them and Δx add under 0.5u); ρ^j (j ≤ 31) is
+    ///   below 0.08 in size for tails down to about 1e-23, so the roundings in them and Δx add
+    ///   under 0.5u; at the smallest tail a float allows, c ≈ 38.6 standard deviations, they
+    ///   reach 0.3 and add a few u more, still far inside the charge below); ρ^j (j ≤ 31) is
     ///   j − 1 products: 2.5u·j + u·(j − 1) ≤ 108u; the two products with g and the table 2u
     ///   and the table entry 2.5u: at most 113u over the block;
     /// * the constant w·(h/2)/√(4πμ) about 8u, the two products by the shares 2u and the sums

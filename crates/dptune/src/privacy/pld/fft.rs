@@ -75,7 +75,8 @@ pub(super) fn fft_error(n: usize) -> f64 {
 /// realfft transforms z_m = x_{2m} + i·x_{2m+1} (‖z‖₁ ≤ ‖x‖₁) with a complex FFT of length
 /// n/2 and post-processes each pair (k, n/2 − k): every output combines two inner coefficients
 /// with weights of modulus at most 1 each (so at most doubling their error) and adds at most
-/// (2 + 27)·u·‖x‖₁ of its own rounding (the sum and difference, the halved twiddle). Hence
+/// about 32u·‖x‖₁ of its own rounding (the sum and difference, and the halved twiddle's 12u on
+/// terms of modulus up to 2‖x‖₁), inside the 64u of one more pass. Hence
 /// 2·64·log₂(n/2)·u + 64u ≤ 128·log₂(n)·u. Observed (`fft_tests.rs`, double-double reference,
 /// all three families of lengths): at most 0.67·log₂(n)·u·‖x‖₁.
 pub(super) fn coefficient_error(n: usize) -> f64 {
