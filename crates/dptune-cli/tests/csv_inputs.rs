@@ -188,7 +188,7 @@ fn study_refuses_duplicate_json_keys_and_extra_csv_fields() {
         cli::dptune(&["study", path(&f), "--n", "100"]),
         &["key `lr=0.1` appears twice"],
     );
-    let f = tmp("extra.csv", "lr,acc\n1,0.5\n2,0.7,0.1\n");
+    let f = tmp("study-extra.csv", "lr,acc\n1,0.5\n2,0.7,0.1\n");
     refused(
         cli::dptune(&[
             "study",
@@ -202,7 +202,7 @@ fn study_refuses_duplicate_json_keys_and_extra_csv_fields() {
         ]),
         &["line 3", "3 fields"],
     );
-    let f = tmp("bom.csv", "\u{feff}acc,lr\n0.5,1\n0.7,2\n");
+    let f = tmp("study-bom.csv", "\u{feff}acc,lr\n0.5,1\n0.7,2\n");
     let o = cli::dptune(&[
         "study",
         path(&f),

@@ -51,9 +51,17 @@ pub fn run_json(args: &[&str]) -> Value {
     serde_json::from_str(&text).expect("JSON output")
 }
 
-/// A file holding `text` in the temp directory, named for this process, `tag` and `name`.
+/// A file holding `text` in the temp directory, named for this process, `tag` and `name` (the
+/// same name gives the same path: some tests compare outputs that show it). Written under a
+/// name of its own and renamed into place, so a test of the same binary (they run in parallel
+/// threads of one process) that writes the same file never reads it half-written; two tests
+/// must not give one name different texts.
 pub fn temp_file(tag: &str, name: &str, text: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let p = std::env::temp_dir().join(format!("dptune-{tag}-{}-{name}", std::process::id()));
-    std::fs::write(&p, text).expect("temp file written");
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let part = p.with_file_name(format!(".dptune-{}-{n}.part", std::process::id()));
+    std::fs::write(&part, text).expect("temp file written");
+    std::fs::rename(&part, &p).expect("temp file renamed into place");
     p
 }
