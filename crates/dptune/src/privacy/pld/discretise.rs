@@ -201,10 +201,11 @@ impl Builder {
             self.probs[0] += mass;
             return;
         }
-        let k = x.floor();
+        // x lies in (0, last]: truncation is its floor (without a call to the software `floor`
+        // the baseline target links).
+        let k = x as usize;
         // Nudge up by more than the rounding of x, so no mass is placed below its loss.
-        let t = x - k + (x.abs() + self.lo.unsigned_abs() as f64 + 1.0) * 4.0 * U;
-        let k = k as usize;
+        let t = x - k as f64 + (x.abs() + self.lo.unsigned_abs() as f64 + 1.0) * 4.0 * U;
         #[cfg(test)]
         if self.optimistic {
             self.probs[k] += mass;
