@@ -417,7 +417,12 @@ impl LossPmf {
     fn delta_and_slope(&self, eps: f64) -> (f64, f64) {
         let (s, slope, l_max) = self.tail_sums(eps, RESTART);
         let eta = (100.0 + 3.0 * (2.0 * l_max + eps.abs())) * U;
-        let s = s + 1.01 * eta * slope;
+        // No weight, no drift (and no ∞·0 at ε = −∞, where every weight is 0).
+        let s = if slope > 0.0 {
+            s + 1.01 * eta * slope
+        } else {
+            s
+        };
         ((up(s, self.len()) + self.inf + self.err).min(1.0), slope)
     }
 
