@@ -132,14 +132,21 @@ pub(super) struct Segment<'a> {
     pub lo: f64,
     /// Output interval.
     pub hi: f64,
-    /// P's density on the output.
-    pub density: &'a dyn Fn(f64) -> f64,
-    /// The privacy loss at an output (increasing).
-    pub loss: &'a dyn Fn(f64) -> f64,
+    /// P's density and the privacy loss (increasing) at an output, evaluated together so that
+    /// a mechanism can share their exponentials (the subsampled Gaussian's density is Q's
+    /// density times e^{loss}).
+    pub at: &'a dyn Fn(f64) -> (f64, f64),
     /// The output at which the loss equals a value (the inverse of `loss`).
     pub output_at: &'a dyn Fn(f64) -> f64,
     /// Length over which the density is smooth enough for a 5-point rule.
     pub step: f64,
+}
+
+impl Segment<'_> {
+    /// The privacy loss at an output.
+    pub fn loss(&self, o: f64) -> f64 {
+        (self.at)(o).1
+    }
 }
 
 /// Accumulates P-mass on the grid points of a loss window.
@@ -150,6 +157,8 @@ pub(super) struct Builder {
     inf: f64,
     /// 1/(1 − e^{−h}), rounded up.
     inv_gap: f64,
+    /// L1 error charged beyond [`QUADRATURE_ERROR`] ([`Self::charge`]).
+    extra: f64,
     /// A deliberately wrong variant for the tests: round down instead of splitting.
     #[cfg(test)]
     pub(super) optimistic: bool,
@@ -171,6 +180,7 @@ impl Builder {
             })?,
             inf: 0.0,
             inv_gap: (1.0 / -(-h).exp_m1()) * (1.0 + 4.0 * U),
+            extra: 0.0,
             #[cfg(test)]
             optimistic: false,
         })
@@ -191,10 +201,11 @@ impl Builder {
             self.probs[0] += mass;
             return;
         }
-        let k = x.floor();
+        // x lies in (0, last]: truncation is its floor (without a call to the software `floor`
+        // the baseline target links).
+        let k = x as usize;
         // Nudge up by more than the rounding of x, so no mass is placed below its loss.
-        let t = x - k + (x.abs() + self.lo.unsigned_abs() as f64 + 1.0) * 4.0 * U;
-        let k = k as usize;
+        let t = x - k as f64 + (x.abs() + self.lo.unsigned_abs() as f64 + 1.0) * 4.0 * U;
         #[cfg(test)]
         if self.optimistic {
             self.probs[k] += mass;
@@ -214,7 +225,7 @@ impl Builder {
 
     /// Integrates a continuous segment bucket by bucket.
     pub fn segment(&mut self, seg: &Segment<'_>) {
-        let (a, b) = ((seg.loss)(seg.lo), (seg.loss)(seg.hi));
+        let (a, b) = (seg.loss(seg.lo), seg.loss(seg.hi));
         let first = (a / self.h).floor() as i64;
         let last = (b / self.h).ceil() as i64;
         let mut from = seg.lo;
@@ -247,16 +258,7 @@ impl Builder {
     pub fn half_exponential(&mut self, k: f64, from: f64, top: f64) {
         let h = self.h;
         let density = |l: f64| k * (0.5 * (l - top)).exp();
-        let part = |b: &mut Self, lo: f64, hi: f64| {
-            b.segment(&Segment {
-                lo,
-                hi,
-                density: &density,
-                loss: &|l| l,
-                output_at: &|l| l,
-                step: 0.25,
-            });
-        };
+        let part = |b: &mut Self, lo: f64, hi: f64| b.segment_in_loss(lo, hi, &density, 0.25);
         #[cfg(test)]
         if self.optimistic {
             return part(self, from, top);
@@ -323,16 +325,7 @@ impl Builder {
         let inv = 1.0 / (4.0 * mu);
         let density = |l: f64| norm * (-(l - mu) * (l - mu) * inv).exp();
         let step = sd / 8.0;
-        let part = |b: &mut Self, lo: f64, hi: f64| {
-            b.segment(&Segment {
-                lo,
-                hi,
-                density: &density,
-                loss: &|l| l,
-                output_at: &|l| l,
-                step,
-            });
-        };
+        let part = |b: &mut Self, lo: f64, hi: f64| b.segment_in_loss(lo, hi, &density, step);
         let Some((first, last)) = self.whole_buckets(from, to) else {
             return part(self, from, to);
         };
@@ -368,6 +361,19 @@ impl Builder {
         part(self, last as f64 * h, to);
     }
 
+    /// A continuous part given directly in the loss (the output is the loss itself) on
+    /// [lo, hi], with its density and smoothness length: the part-buckets and fallbacks of
+    /// [`Self::half_exponential`] and [`Self::gaussian`].
+    fn segment_in_loss(&mut self, lo: f64, hi: f64, density: &dyn Fn(f64) -> f64, step: f64) {
+        self.segment(&Segment {
+            lo,
+            hi,
+            at: &|l| (density(l), l),
+            output_at: &|l| l,
+            step,
+        });
+    }
+
     /// The first and last grid index j with j·h in [from, top] (by the sign of j·h − bound,
     /// rounded once), or `None` when there is no whole bucket between them.
     fn whole_buckets(&self, from: f64, top: f64) -> Option<(i64, i64)> {
@@ -401,13 +407,20 @@ impl Builder {
             let mid = from + (p as f64 + 0.5) * len;
             for &(x, w) in rule {
                 let o = mid + 0.5 * len * x;
-                let mass = (seg.density)(o) * w * 0.5 * len;
-                self.atom(mass, (seg.loss)(o));
+                let (density, loss) = (seg.at)(o);
+                self.atom(density * w * 0.5 * len, loss);
             }
         }
     }
 
-    /// The finished direction, charged [`QUADRATURE_ERROR`] per unit of mass.
+    /// Charges an L1 error `err` on top of [`QUADRATURE_ERROR`]: a mechanism's evaluation error
+    /// that its own analysis does not fit inside that allowance for every parameter.
+    pub fn charge(&mut self, err: f64) {
+        self.extra += err;
+    }
+
+    /// The finished direction, charged [`QUADRATURE_ERROR`] per unit of mass and what
+    /// [`Self::charge`] added.
     pub fn finish(self) -> LossPmf {
         let mass: f64 = self.probs.iter().sum::<f64>() + self.inf;
         let mut pmf = LossPmf {
@@ -415,7 +428,7 @@ impl Builder {
             offset: self.lo,
             probs: self.probs,
             inf: self.inf.min(1.0),
-            err: QUADRATURE_ERROR * mass.max(1.0),
+            err: QUADRATURE_ERROR * mass.max(1.0) + self.extra,
         };
         pmf.truncate(0.0);
         pmf

@@ -46,16 +46,18 @@ fn builder(cfg: &PldConfig, from: f64, to: f64, optimistic: bool) -> Result<Buil
 /// One continuous part of P on [lo, hi] (`seg`), P's mass below lo (`below`, put at loss(lo),
 /// which only raises it: the loss is increasing) and the mass above hi (`above`, put at +∞):
 /// the shape of both directions of the subsampled Gaussian, with lo and hi c standard
-/// deviations out.
+/// deviations out; `charge` is the L1 evaluation error charged beyond the quadrature's
+/// allowance ([`Builder::charge`]).
 fn gaussian_shaped(
     cfg: &PldConfig,
     optimistic: bool,
     seg: &Segment<'_>,
-    below: f64,
-    above: f64,
+    (below, above): (f64, f64),
+    charge: f64,
 ) -> Discretised {
-    let floor = (seg.loss)(seg.lo);
-    let mut b = builder(cfg, floor, (seg.loss)(seg.hi), optimistic)?;
+    let floor = seg.loss(seg.lo);
+    let mut b = builder(cfg, floor, seg.loss(seg.hi), optimistic)?;
+    b.charge(charge);
     b.segment(seg);
     b.atom(below, floor);
     b.atom(above, f64::INFINITY);
@@ -126,6 +128,27 @@ pub(super) enum Direction {
 }
 
 /// One direction of the Poisson-subsampled Gaussian (`subsampled_gaussian`).
+///
+/// In the remove direction P's density is Q's times the likelihood ratio, so with
+/// t = (2o − 1)/(2s²) it is φ(o/s)·(1 + q·expm1(t))/s, and the factor is e^L, whose
+/// q·expm1(t) the loss ln_1p(q·expm1(t)) needs anyway: one `exp` (for φ) per quadrature node
+/// where the mixture (1 − q)φ(o/s) + qφ((o − 1)/s) took two. Floating point, as an L1 error
+/// over the output weighted like the masses (u the unit roundoff, z = o/s):
+///
+/// * φ(o/s)/s: the exponent z²/2 is off by 1.5u·z² (two roundings), `exp` adds an ulp (2u),
+///   the constant √(2π), its division and the division by s 3u, the product with the factor
+///   u: a relative (1.52z² + 6)u, and E_P z² ≤ 1 + q/s² (P = (1 − q)N(0, s²) + qN(1, s²));
+/// * F = 1 + q·expm1(t): t is rounded three times (|Δt| ≤ 3.01u·|t|), which moves q·expm1 by
+///   at most 1.01·q·e^t·|Δt|; `expm1`'s ulp and the product by q add 3u·q·|expm1(t)|, the sum
+///   u·F. Against φ(o/s)/s these integrate to q·E_{N(1, s²)}|t| ≤ q(1/(2s²) + 1/s) (times
+///   3.05u), 3u·q·(1 + 1) and u (the weight φ(o/s)·e^t/s is N(1, s²)'s density; a
+///   cancellation in 1 + q·expm1(t) for q near 1 costs nothing in L1: its absolute error is
+///   carried by that weight).
+///
+/// So the L1 error is at most (15 + 4q·(1/s² + 1/s))·u: the 15u, like the mixture's own few
+/// u, lies inside [`QUADRATURE_ERROR`](super::discretise::QUADRATURE_ERROR), and the part that
+/// grows as s falls, 4q(1/s² + 1/s)·u (under 1e-15 at the golden s ≥ 1), is charged on top.
+/// The add direction's density is P's own, N(1, s²), unchanged.
 pub(super) fn subsampled_gaussian_direction(
     q: f64,
     s: f64,
@@ -140,25 +163,30 @@ pub(super) fn subsampled_gaussian_direction(
             let seg = Segment {
                 lo: -c * s,
                 hi: 1.0 + c * s,
-                density: &|o| ((1.0 - q) * phi(o / s) + q * phi((o - 1.0) / s)) / s,
-                loss: &|o| (q * ((2.0 * o - 1.0) / two_s2).exp_m1()).ln_1p(),
+                at: &|o| {
+                    let e = q * ((2.0 * o - 1.0) / two_s2).exp_m1();
+                    (phi(o / s) * (1.0 + e) / s, e.ln_1p())
+                },
                 output_at: &|l| 0.5 + s2 * (l.exp_m1() / q).ln_1p(),
                 step: s / 8.0,
             };
             let below = (1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s);
             let above = (1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c);
-            gaussian_shaped(cfg, optimistic, &seg, below, above)
+            let charge = 4.0 * q * (1.0 / s2 + 1.0 / s) * U * (1.0 + 4.0 * U);
+            gaussian_shaped(cfg, optimistic, &seg, (below, above), charge)
         }
         Direction::Add => {
             let seg = Segment {
                 lo: 1.0 - c * s,
                 hi: 1.0 + c * s,
-                density: &|o| phi((o - 1.0) / s) / s,
-                loss: &|o| -(q * ((1.0 - 2.0 * o) / two_s2).exp_m1()).ln_1p(),
+                at: &|o| {
+                    let loss = -(q * ((1.0 - 2.0 * o) / two_s2).exp_m1()).ln_1p();
+                    (phi((o - 1.0) / s) / s, loss)
+                },
                 output_at: &|l| 0.5 - s2 * ((-l).exp_m1() / q).ln_1p(),
                 step: s / 8.0,
             };
-            gaussian_shaped(cfg, optimistic, &seg, ndtr(-c), ndtr(-c))
+            gaussian_shaped(cfg, optimistic, &seg, (ndtr(-c), ndtr(-c)), 0.0)
         }
     }
 }
@@ -181,8 +209,10 @@ pub(super) fn subsampled_laplace(
         b.segment(&Segment {
             lo: 0.0,
             hi: r,
-            density: &|o| 0.5 * ((1.0 - q) * (-o).exp() + q * (o - r).exp()),
-            loss: &|o| (q * (2.0 * o - r).exp_m1()).ln_1p(),
+            at: &|o| {
+                let density = 0.5 * ((1.0 - q) * (-o).exp() + q * (o - r).exp());
+                (density, (q * (2.0 * o - r).exp_m1()).ln_1p())
+            },
             output_at: &|l| 0.5 * (r + (l.exp_m1() / q).ln_1p()),
             step: 0.125,
         });
@@ -195,8 +225,7 @@ pub(super) fn subsampled_laplace(
         b.segment(&Segment {
             lo: 0.0,
             hi: r,
-            density: &|o| 0.5 * (o - r).exp(),
-            loss: &|o| -(q * (r - 2.0 * o).exp_m1()).ln_1p(),
+            at: &|o| (0.5 * (o - r).exp(), -(q * (r - 2.0 * o).exp_m1()).ln_1p()),
             output_at: &|l| 0.5 * (r - ((-l).exp_m1() / q).ln_1p()),
             step: 0.125,
         });

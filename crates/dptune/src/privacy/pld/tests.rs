@@ -165,8 +165,7 @@ fn laplace_closed_form_matches_the_quadrature() {
         quadrature.segment(&Segment {
             lo: 0.0,
             hi: r,
-            density: &|o| 0.5 * (o - r).exp(),
-            loss: &|o| 2.0 * o - r,
+            at: &|o| (0.5 * (o - r).exp(), 2.0 * o - r),
             output_at: &|l| 0.5 * (l + r),
             step: 0.125,
         });

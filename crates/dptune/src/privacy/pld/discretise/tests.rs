@@ -1,5 +1,6 @@
 //! The closed-form Gaussian discretisation ([`Builder::gaussian`]) against the quadrature it
-//! replaced, the exact profile and the deliberately wrong variant.
+//! replaced, the exact profile and the deliberately wrong variant; the subsampled Gaussian's
+//! density from its loss against the mixture it replaced.
 
 use super::super::mechanisms;
 use super::super::pmf::LossPmf;
@@ -19,16 +20,16 @@ fn gaussian_by_quadrature(s: f64, cfg: &PldConfig) -> LossPmf {
     let seg = Segment {
         lo: 1.0 - c * s,
         hi: 1.0 + c * s,
-        density: &|o| {
+        at: &|o| {
             let x = (o - 1.0) / s;
-            (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt() / s
+            let density = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt() / s;
+            (density, (2.0 * o - 1.0) / two_s2)
         },
-        loss: &|o| (2.0 * o - 1.0) / two_s2,
         output_at: &|l| 0.5 + l * s * s,
         step: s / 8.0,
     };
-    let floor = (seg.loss)(seg.lo);
-    let mut b = Builder::new(cfg.interval, floor, (seg.loss)(seg.hi)).unwrap();
+    let floor = seg.loss(seg.lo);
+    let mut b = Builder::new(cfg.interval, floor, seg.loss(seg.hi)).unwrap();
     b.segment(&seg);
     b.atom(ndtr(-c), floor);
     b.atom(ndtr(-c), f64::INFINITY);
@@ -163,4 +164,83 @@ fn gaussian_closed_form_worked_number_and_the_wrong_variant() {
             "ε = {eps}"
         );
     }
+}
+
+/// The remove direction of the subsampled Gaussian (rate q, noise s) as it was discretised
+/// before its density was taken from the loss: the mixture (1 − q)φ(o/s) + qφ((o − 1)/s), two
+/// `exp` per node besides the loss's `expm1` and `ln_1p`.
+fn subsampled_remove_by_mixture(q: f64, s: f64, cfg: &PldConfig) -> LossPmf {
+    let c = (-2.0 * cfg.tail.ln()).sqrt();
+    let two_s2 = 2.0 * s * s;
+    let phi = |x: f64| (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+    let seg = Segment {
+        lo: -c * s,
+        hi: 1.0 + c * s,
+        at: &|o| {
+            let density = ((1.0 - q) * phi(o / s) + q * phi((o - 1.0) / s)) / s;
+            (density, (q * ((2.0 * o - 1.0) / two_s2).exp_m1()).ln_1p())
+        },
+        output_at: &|l| 0.5 + s * s * (l.exp_m1() / q).ln_1p(),
+        step: s / 8.0,
+    };
+    let floor = seg.loss(seg.lo);
+    let mut b = Builder::new(cfg.interval, floor, seg.loss(seg.hi)).unwrap();
+    b.segment(&seg);
+    b.atom((1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s), floor);
+    b.atom((1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c), f64::INFINITY);
+    b.finish()
+}
+
+#[test]
+fn subsampled_gaussian_density_from_the_loss_matches_the_mixture() {
+    // The remove direction's density is Q's, φ(o/s)/s, times e^L = 1 + q·expm1(t) (the loss's
+    // own expm1): one `exp` fewer per node. Against the mixture it replaced, on both sides of
+    // the golden rates and noises, a tiny and a large σ, the q = 1 edge (Pld routes q = 1 to
+    // the Gaussian, the direction itself must still agree) and a coarse grid: P-mass within
+    // 1e-15 of 1, upper tail sums within a tenth of the charged allowance, δ(ε) within it. The
+    // add direction's arithmetic did not change (its density is P's own): it must keep its
+    // mass. Worked number: the golden DP-SGD q 0.1, z 2 step's remove direction, δ at ε = 1.
+    for (q, s, h) in [
+        (0.004, 1.1, 1e-4),
+        (0.01, 1.0, 1e-4),
+        (0.1, 2.0, 1e-4),
+        (0.05, 1.5, 1e-4),
+        (1.0, 2.0, 1e-4),
+        (0.1, 0.3, 1e-4),
+        (0.1, 40.0, 1e-4),
+        (0.01, 1.0, 1e-3),
+    ] {
+        let cfg = PldConfig {
+            interval: h,
+            ..PldConfig::default()
+        };
+        let (remove, add) = mechanisms::subsampled_gaussian(q, s, &cfg, false).unwrap();
+        let old = subsampled_remove_by_mixture(q, s, &cfg);
+        for (law, name) in [(&remove, "remove"), (&add, "add")] {
+            let mass = exact_sum(law.probs.iter().copied().chain([law.inf]));
+            assert!(
+                (mass - 1.0).abs() <= QUADRATURE_ERROR / 100.0,
+                "q = {q}, s = {s}, h = {h}, {name}: P-mass {mass}"
+            );
+        }
+        let distance = tail_distance(&remove, &old);
+        let charge = 4.0 * q * (1.0 / (s * s) + 1.0 / s) * f64::EPSILON / 2.0;
+        assert!(
+            distance <= QUADRATURE_ERROR / 10.0
+                && (remove.err - old.err - charge).abs() <= 0.01 * charge,
+            "q = {q}, s = {s}, h = {h}: tail sums differ by {distance:e}"
+        );
+        for eps in [0.0, 0.1, 0.5, 1.0, 2.0] {
+            let (new, before) = (remove.delta(eps), old.delta(eps));
+            assert!(
+                (new - before).abs() <= QUADRATURE_ERROR,
+                "q = {q}, s = {s}, h = {h}, ε = {eps}: δ {new:e}, mixture {before:e}"
+            );
+        }
+    }
+    let cfg = PldConfig::default();
+    let (remove, _) = mechanisms::subsampled_gaussian(0.1, 2.0, &cfg, false).unwrap();
+    let old = subsampled_remove_by_mixture(0.1, 2.0, &cfg);
+    let (new, before) = (remove.delta(1.0), old.delta(1.0));
+    assert!((new - before).abs() <= 1e-15, "{new:e} vs {before:e}");
 }
