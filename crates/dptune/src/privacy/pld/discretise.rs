@@ -414,7 +414,9 @@ impl Builder {
     }
 
     /// Charges an L1 error `err` on top of [`QUADRATURE_ERROR`]: a mechanism's evaluation error
-    /// that its own analysis does not fit inside that allowance for every parameter.
+    /// that its own analysis does not fit inside that allowance for every parameter (or a
+    /// bound on how far misplaced losses move the mass, the bounded-Lipschitz distance the
+    /// `pmf.rs` module docs describe, which every use of the error tolerates).
     pub fn charge(&mut self, err: f64) {
         self.extra += err;
     }

@@ -9,7 +9,13 @@
 //! * **Floating point.** `err` is an L1 bound on the distance between the stored vector and the
 //!   one exact arithmetic would give. An L2 bound over the m points of a result is an L1 bound
 //!   after a factor √m, and since every weight (1 − e^{ε−l})₊ lies in [0, 1], δ moves by at most
-//!   `err`; the queries add it. The L2 bounds of a transform are in `fft.rs`: Higham's (2002,
+//!   `err`; the queries add it. A loss evaluated off by ΔL moves its mass m by at most
+//!   m·ΔL·(1 + h) between neighbouring grid points; that is charged into `err` too
+//!   (`mechanisms.rs`, `loss_rounding`), as a bound on the bounded-Lipschitz distance
+//!   sup |∫ f d(x̃ − x)| over f with |f| ≤ 1 and Lipschitz constant ≤ 1 in the loss, which the
+//!   L1 distance also bounds: every weight is such an f, convolving with a measure of mass a
+//!   multiplies the distance by at most a (as it does an L1 distance), and a mass differs by
+//!   at most the distance (f = 1), so every use of `err` below holds for it. The L2 bounds of a transform are in `fft.rs`: Higham's (2002,
 //!   *Accuracy and Stability of Numerical Algorithms*, Thm. 24.2) relative L2 bound
 //!   ([`fft_error`](super::fft::fft_error), with rustfft's twiddle factors charged at their own
 //!   error), a componentwise bound on every forward coefficient, ≤ 128·log₂(n)·u·‖x‖₁

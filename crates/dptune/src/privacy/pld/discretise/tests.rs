@@ -224,7 +224,18 @@ fn subsampled_gaussian_density_from_the_loss_matches_the_mixture() {
             );
         }
         let distance = tail_distance(&remove, &old);
-        let charge = 4.0 * q * (1.0 / (s * s) + 1.0 / s) * f64::EPSILON / 2.0;
+        // The density's charge, and the loss rounding's beyond half of QUADRATURE_ERROR (both
+        // directions, |t| ≤ (1 + 2cs)/(2s²)): at these s, only the q = 1 edge charges it.
+        let u = f64::EPSILON / 2.0;
+        let t_max = (1.0 + 2.0 * (-2.0 * cfg.tail.ln()).sqrt() * s) / (2.0 * s * s);
+        let ratio = (q / (1.0 - q)).min(t_max.exp_m1()).max(1.0);
+        let rounding = (3.01 * u * (t_max + ratio) * (1.0 + h) - QUADRATURE_ERROR / 2.0).max(0.0);
+        assert!(
+            (add.err - old.err - rounding).abs() <= 0.01 * rounding + 1e-20,
+            "q = {q}, s = {s}, h = {h}: add direction charged {:e}, loss rounding {rounding:e}",
+            add.err - old.err
+        );
+        let charge = 4.0 * q * (1.0 / (s * s) + 1.0 / s) * u + rounding;
         assert!(
             distance <= QUADRATURE_ERROR / 10.0
                 && (remove.err - old.err - charge).abs() <= 0.01 * charge,
@@ -243,4 +254,43 @@ fn subsampled_gaussian_density_from_the_loss_matches_the_mixture() {
     let old = subsampled_remove_by_mixture(0.1, 2.0, &cfg);
     let (new, before) = (remove.delta(1.0), old.delta(1.0));
     assert!((new - before).abs() <= 1e-15, "{new:e} vs {before:e}");
+}
+
+#[test]
+fn loss_rounding_covers_the_loss_error_that_the_nudge_does_not() {
+    // At q = 1 the subsampled loss ln_1p(q·expm1(t)) is t itself, so its evaluation error is
+    // known exactly for a t that is a float: for t ≪ 0, 1 + expm1(t) cancels and the computed
+    // loss is off by far more than the nudge of `Builder::atom` (4u·|L| beyond the grid
+    // position's rounding): the check has teeth. `loss_error` (per unit of mass, h → 0) must
+    // cover every error; `loss_rounding` charges what exceeds half of QUADRATURE_ERROR.
+    let u = f64::EPSILON / 2.0;
+    let bound = mechanisms::loss_error(1.0, 30.0, 0.0);
+    let mut beyond_nudge = 0;
+    for k in -120..=120 {
+        let t = f64::from(k) / 4.0;
+        let err = (t.exp_m1().ln_1p() - t).abs();
+        assert!(
+            err <= bound,
+            "t = {t}: loss off by {err:e}, bound {bound:e}"
+        );
+        if err > 4.0 * u * t.abs() {
+            beyond_nudge += 1;
+        }
+    }
+    assert!(
+        beyond_nudge > 10,
+        "only {beyond_nudge} losses beyond the nudge"
+    );
+    // Worked numbers at h = 1e-4, q = 0.01: |t| ≤ 30 (s ≈ 0.3): 3.01u·(30 + 1)·(1 + 1e-4) =
+    // 1.036e-14, inside the half allowance, nothing charged; |t| ≤ 1000 (s ≈ 0.05):
+    // 3.01u·1001·1.0001 = 3.3455e-13, of which 2.8455e-13 is charged.
+    let small = mechanisms::loss_error(0.01, 30.0, 1e-4);
+    assert!(
+        (small - 3.01 * u * 31.0 * 1.0001).abs() <= 1e-12 * small,
+        "{small:e}"
+    );
+    assert!((small - 1.036e-14).abs() < 1e-17, "{small:e}");
+    assert_eq!(mechanisms::loss_rounding(0.01, 30.0, 1e-4), 0.0);
+    let charge = mechanisms::loss_rounding(0.01, 1000.0, 1e-4);
+    assert!((charge - 2.8455e-13).abs() < 1e-17, "{charge:e}");
 }
