@@ -178,7 +178,10 @@ pub(super) enum Direction {
 /// So the L1 error is at most (15 + 4q·(1/s² + 1/s))·u: the 15u, like the mixture's own few
 /// u, lies inside [`QUADRATURE_ERROR`](super::discretise::QUADRATURE_ERROR), and the part that
 /// grows as s falls, 4q(1/s² + 1/s)·u (under 1e-15 at the golden s ≥ 1), is charged on top.
-/// The add direction's density is P's own, N(1, s²), unchanged.
+/// The add direction's density is P's own, N(1, s²), unchanged. (Near the smallest s a grid
+/// holds, about 0.034 at the default tail, φ(o/s) is subnormal or 0 at the top nodes while
+/// e^t nears 1e308: mass of at most q·Φ(−√70.7) ≈ 2e-17·q is lost there and about 2e-15·q·s
+/// rounded, inside the allowance.)
 pub(super) fn subsampled_gaussian_direction(
     q: f64,
     s: f64,

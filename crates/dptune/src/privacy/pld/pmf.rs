@@ -63,7 +63,8 @@ pub struct LossPmf {
     pub(super) offset: i64,
     pub(super) probs: Vec<f64>,
     pub(super) inf: f64,
-    /// L1 bound on the floating-point error of `probs` (charged by every query).
+    /// Bound on the floating-point error of `probs`, L1 or bounded-Lipschitz (module docs;
+    /// charged by every query).
     pub(super) err: f64,
 }
 
@@ -412,9 +413,9 @@ impl LossPmf {
     /// so η = (100 + 3·(2·l_max + |ε|))·u, l_max the largest |lᵢ| visited. The computed sum
     /// Σ fl(pᵢ·(1 − w̃ᵢ)) is then within η·Σ pᵢwᵢ of Σ pᵢ(1 − wᵢ) before its own roundings (the
     /// subtraction, the product and the running sum: relative, of non-negative terms, covered
-    /// by the margin of [`up`], as before), and Σ pᵢwᵢ ≤ 1.01·(the computed slope) (its relative
-    /// error is η plus the summation's, at most 2^26·u, both far below 0.01). So η·1.01·slope
-    /// is added before rounding up. Where wᵢ underflows, the product's absolute error of 2^−1074
+    /// by the margin of [`up`], as before), and Σ pᵢwᵢ ≤ 1.01·(the computed slope)/(1 − η) (its
+    /// relative error is η plus the summation's, at most 2^26·u). So 1.01·η/(1 − η)·slope is
+    /// added before rounding up, and δ is 1 when η ≥ 1/2 (losses beyond about 10^14). Where wᵢ underflows, the product's absolute error of 2^−1074
     /// per step is far inside `up`'s relative margin on a term that is then ≈ pᵢ.
     ///
     /// Against the `expm1` per point it replaces, δ rises by that charge, η·Σ pᵢwᵢ ≤ η times
@@ -423,9 +424,13 @@ impl LossPmf {
     fn delta_and_slope(&self, eps: f64) -> (f64, f64) {
         let (s, slope, l_max) = self.tail_sums(eps, RESTART);
         let eta = (100.0 + 3.0 * (2.0 * l_max + eps.abs())) * U;
+        if eta >= 0.5 {
+            // Losses near 10^14 or beyond: the weights' relative error bound is useless.
+            return (1.0, slope);
+        }
         // No weight, no drift (and no ∞·0 at ε = −∞, where every weight is 0).
         let s = if slope > 0.0 {
-            s + 1.01 * eta * slope
+            s + 1.01 * eta / (1.0 - eta) * slope
         } else {
             s
         };
@@ -436,7 +441,12 @@ impl LossPmf {
     /// weights carried by products restarted from `exp` every `restart` points, and the largest
     /// |lᵢ| among those points (for [`Self::delta_and_slope`], which charges the drift).
     fn tail_sums(&self, eps: f64, restart: usize) -> (f64, f64, f64) {
-        let start = partition_point(self.len(), |i| self.loss(i) <= eps);
+        // The points with a loss above ε, by the exact sign of (offset + i)·h − ε (one
+        // rounding, which keeps the sign): comparing the rounded loss could skip a point whose
+        // loss lies just above ε. A weight just above 1 from the rounded loss is within η.
+        let start = partition_point(self.len(), |i| {
+            ((self.offset + i as i64) as f64).mul_add(self.h, -eps) <= 0.0
+        });
         let ratio = (-self.h).exp();
         let (mut s, mut slope) = (0.0, 0.0);
         for (block, probs) in self.probs[start..].chunks(restart).enumerate() {

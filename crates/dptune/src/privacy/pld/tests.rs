@@ -352,6 +352,12 @@ fn grids_too_large_to_hold_are_refused_naming_the_parameter() {
         Pld::gaussian(1e-300, 1.0, Neighbours::AddRemove, c),
         "sigma",
     );
+    // Losses near 5e35 with a spread of 1e19: the grid indices pass 2^53, where the window
+    // used to collapse onto one float and the bucket walk never ended (a hang).
+    for sigma in [1e-18, 1e-12, 1e-25] {
+        named(Pld::gaussian(sigma, 1.0, Neighbours::AddRemove, c), "sigma");
+        named(Pld::subsampled_gaussian(1.0, sigma, 1.0, c), "sigma");
+    }
     named(Pld::laplace(1e-300, 1.0, Neighbours::AddRemove, c), "b");
     named(Pld::subsampled_laplace(0.5, 1e-300, 1.0, c), "b");
     named(

@@ -105,3 +105,33 @@ fn the_recurrence_without_restarts_or_charge_falls_below_the_exact_sum() {
         "k = {k}: charged {charged:e}, restarted {restarted:e}, exact {exact:e}"
     );
 }
+
+#[test]
+fn a_loss_just_above_epsilon_is_counted_and_huge_losses_give_up() {
+    let single = |h: f64, offset: i64| LossPmf {
+        h,
+        offset,
+        probs: vec![1.0],
+        inf: 0.0,
+        err: 0.0,
+    };
+    // fl(5·0.1) = 0.5, but 5·fl(0.1) is 0.5 + 2.8e-17: at ε = 0.5 the point lies above ε and
+    // δ(0.5) = 1 − e^{−2.8e-17} > 0. Comparing the rounded loss skipped it (δ = 0, below the
+    // truth); the exact sign test counts it and the drift charge covers its weight.
+    let pmf = single(0.1, 5);
+    assert_eq!(pmf.loss(0), 0.5);
+    assert!(pmf.delta(0.5) >= 2.7e-17, "{:e}", pmf.delta(0.5));
+    assert!(pmf.delta(0.5) < 1e-13, "{:e}", pmf.delta(0.5));
+    // Losses near 10^15: the weights' relative error bound (η ≥ 1/2 at 2^52) is useless, and δ
+    // is 1; at 2^50 (η ≈ 0.37) the charge η/(1 − η) still keeps δ above the truth.
+    for shift in [50, 52] {
+        let pmf = single(1.0, 1i64 << shift);
+        let eps = pmf.loss(0) - 0.5;
+        let truth = -(-0.5f64).exp_m1();
+        assert!(pmf.delta(eps) >= truth, "2^{shift}: {:e}", pmf.delta(eps));
+    }
+    assert_eq!(
+        single(1.0, 1i64 << 52).delta((1u64 << 52) as f64 - 0.5),
+        1.0
+    );
+}
