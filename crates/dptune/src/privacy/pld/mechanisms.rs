@@ -30,15 +30,16 @@ fn width(tail: f64) -> f64 {
 
 /// The error of a computed loss ±ln_1p(q·expm1(t̂)) of a Poisson-subsampled pair (rate
 /// 0 < q ≤ 1, |t| ≤ `t_max` over the outputs discretised) that [`Builder::atom`]'s nudge does
-/// not cover, times the connect-the-dots slope, per unit of mass ([`loss_rounding`] charges
-/// it).
+/// not cover, times the connect-the-dots slope, per unit of mass: what [`Builder::charge`]
+/// adds for it, in full (an allowance shared with the quadrature's other errors would be
+/// booked twice).
 ///
 /// The nudge in `atom` covers the rounding of the grid position and an ulp of L itself (the
 /// last `ln_1p`). Inherited from its arguments: t̂ is off by at most 3.01u·|t| (three
 /// roundings), which moves L by at most as much, since dL/dt = q·e^t/(1 − q + q·e^t) lies in
 /// [0, 1]; and x = q·expm1(t̂) is off by 3.01u·|x| (an ulp of `expm1`, the product), which
-/// moves L by 3.01u·|x|/(1 + x): at most 3.01u for x ≥ 0, and for x < 0 at most
-/// 3.01u·q/(1 − q) and at most 3.01u·(e^{−t} − 1) (as 1 + x ≥ e^t). A piece of mass m placed
+/// moves L by −ln(1 − 3.01u·|x|/(1 + x)), with |x|/(1 + x) at most 1 for x ≥ 0, and for
+/// x < 0 at most q/(1 − q) and at most e^{−t} − 1 (as 1 + x ≥ e^t). A piece of mass m placed
 /// ΔL off moves m·ΔL·h/(1 − e^{−h}) ≤ m·ΔL·(1 + h) (h ≤ 1) of mass-times-distance between two
 /// neighbouring grid points (the share's slope is at most 1/(1 − e^{−h})): its
 /// bounded-Lipschitz distance, which bounds the change of every δ(ε) (weights in [0, 1],
@@ -46,16 +47,16 @@ fn width(tail: f64) -> f64 {
 /// `err`). At the golden DP-SGD steps (s ≥ 1, q ≤ 0.1) it is under 1e-14 per unit of mass.
 pub(super) fn loss_error(q: f64, t_max: f64, h: f64) -> f64 {
     let ratio = (q / (1.0 - q)).min(t_max.exp_m1()).max(1.0);
-    3.01 * U * (t_max + ratio) * (1.0 + h) * (1.0 + 8.0 * U)
-}
-
-/// What [`loss_error`] adds to [`Builder::charge`]: half of
-/// [`QUADRATURE_ERROR`](super::discretise::QUADRATURE_ERROR) is set aside for it (the rest of
-/// what a subsampled pair spends inside that allowance, the rules' relative error below 1e-15
-/// and the densities' few tens of u, is under 1e-14 per unit of mass), so only the excess is
-/// charged: none at the golden steps, some for tiny noise (s ≲ 0.1) or rates near 1.
-pub(super) fn loss_rounding(q: f64, t_max: f64, h: f64) -> f64 {
-    (loss_error(q, t_max, h) - 0.5 * super::discretise::QUADRATURE_ERROR).max(0.0)
+    // x off by 3.01u·|x| moves 1 + x by a relative e ≤ 3.01u·ratio, and L by at most
+    // −ln(1 − e) (not e: first order is not enough for q within 1e-13 of 1); no bound for
+    // e ≥ 1/2, where the charge is infinite (δ is then 1).
+    let e = 3.01 * U * ratio;
+    let from_x = if e < 0.5 {
+        -(-e).ln_1p()
+    } else {
+        f64::INFINITY
+    };
+    (3.01 * U * t_max + from_x) * (1.0 + h) * (1.0 + 8.0 * U)
 }
 
 /// What a mechanism's discretisation returns: its law, or the grid it would need.
@@ -208,7 +209,7 @@ pub(super) fn subsampled_gaussian_direction(
             let below = (1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s);
             let above = (1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c);
             let charge = 4.0 * q * (1.0 / s2 + 1.0 / s) * U * (1.0 + 4.0 * U)
-                + loss_rounding(q, t_max, cfg.interval);
+                + loss_error(q, t_max, cfg.interval);
             gaussian_shaped(cfg, optimistic, &seg, (below, above), charge)
         }
         Direction::Add => {
@@ -222,7 +223,7 @@ pub(super) fn subsampled_gaussian_direction(
                 output_at: &|l| 0.5 - s2 * ((-l).exp_m1() / q).ln_1p(),
                 step: s / 8.0,
             };
-            let charge = loss_rounding(q, t_max, cfg.interval);
+            let charge = loss_error(q, t_max, cfg.interval);
             gaussian_shaped(cfg, optimistic, &seg, (ndtr(-c), ndtr(-c)), charge)
         }
     }
@@ -241,7 +242,7 @@ pub(super) fn subsampled_laplace(
     let high = (q * r.exp_m1()).ln_1p();
     let remove = {
         let mut b = builder(cfg, low, high, optimistic)?;
-        b.charge(loss_rounding(q, r, cfg.interval));
+        b.charge(loss_error(q, r, cfg.interval));
         b.atom(0.5 * (1.0 - q) + 0.5 * q * (-r).exp(), low);
         b.atom(0.5 * (1.0 - q) * (-r).exp() + 0.5 * q, high);
         b.segment(&Segment {
@@ -258,7 +259,7 @@ pub(super) fn subsampled_laplace(
     };
     let add = {
         let mut b = builder(cfg, -high, -low, optimistic)?;
-        b.charge(loss_rounding(q, r, cfg.interval));
+        b.charge(loss_error(q, r, cfg.interval));
         b.atom(0.5 * (-r).exp(), -high);
         b.atom(0.5, -low);
         b.segment(&Segment {

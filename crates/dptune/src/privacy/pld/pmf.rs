@@ -15,7 +15,10 @@
 //!   sup |∫ f d(x̃ − x)| over f with |f| ≤ 1 and Lipschitz constant ≤ 1 in the loss, which the
 //!   L1 distance also bounds: every weight is such an f, convolving with a measure of mass a
 //!   multiplies the distance by at most a (as it does an L1 distance), and a mass differs by
-//!   at most the distance (f = 1), so every use of `err` below holds for it. The L2 bounds of a transform are in `fft.rs`: Higham's (2002,
+//!   at most the distance (f = 1), so every use of `err` below holds for it. (Clamping negative
+//!   values to 0 in [`LossPmf::truncate`] keeps this: a result is the exact convolution z of
+//!   stored, nonnegative inputs plus transform noise charged in L1, and since z ≥ 0 the clamped
+//!   vector is no farther from z in L1 than the unclamped one.) The L2 bounds of a transform are in `fft.rs`: Higham's (2002,
 //!   *Accuracy and Stability of Numerical Algorithms*, Thm. 24.2) relative L2 bound
 //!   ([`fft_error`](super::fft::fft_error), with rustfft's twiddle factors charged at their own
 //!   error), a componentwise bound on every forward coefficient, ≤ 128·log₂(n)·u·‖x‖₁
@@ -424,8 +427,10 @@ impl LossPmf {
     fn delta_and_slope(&self, eps: f64) -> (f64, f64) {
         let (s, slope, l_max) = self.tail_sums(eps, RESTART);
         let eta = (100.0 + 3.0 * (2.0 * l_max + eps.abs())) * U;
-        if eta >= 0.5 {
-            // Losses near 10^14 or beyond: the weights' relative error bound is useless.
+        if eta >= 0.5 && slope > 0.0 {
+            // Weighted losses near 10^14 or beyond: the weights' relative error bound is
+            // useless. (Only where some weight is positive: above every loss δ must fall to
+            // the atom and the error, or `epsilon` would step up for ever.)
             return (1.0, slope);
         }
         // No weight, no drift (and no ∞·0 at ε = −∞, where every weight is 0).
@@ -457,10 +462,11 @@ impl LossPmf {
                 w *= ratio;
             }
         }
-        let l_max = self
-            .loss(start)
-            .abs()
-            .max(self.loss(self.len().saturating_sub(1)).abs());
+        let l_max = if start < self.len() {
+            self.loss(start).abs().max(self.loss(self.len() - 1).abs())
+        } else {
+            0.0
+        };
         (s, slope, l_max)
     }
 
@@ -512,6 +518,11 @@ impl LossPmf {
         loop {
             let (d, slope) = self.delta_and_slope(eps);
             if d <= delta {
+                return Some(eps);
+            }
+            if eps == f64::INFINITY {
+                // Trivially an upper bound; δ is finite-loss-free there, so this is unreachable
+                // while the atom and the error fit `delta` (checked above), but never loop.
                 return Some(eps);
             }
             let newton = (d - delta) / slope * (1.0 + 1e-6);

@@ -224,14 +224,13 @@ fn subsampled_gaussian_density_from_the_loss_matches_the_mixture() {
             );
         }
         let distance = tail_distance(&remove, &old);
-        // The density's charge, and the loss rounding's beyond half of QUADRATURE_ERROR (both
-        // directions, |t| ≤ (1 + 2cs)/(2s²)): at these s, only the q = 1 edge charges it.
+        // The density's charge, and the loss rounding's (both directions, |t| ≤ (1 + 2cs)/(2s²)).
         let u = f64::EPSILON / 2.0;
         let t_max = (1.0 + 2.0 * (-2.0 * cfg.tail.ln()).sqrt() * s) / (2.0 * s * s);
         let ratio = (q / (1.0 - q)).min(t_max.exp_m1()).max(1.0);
-        let rounding = (3.01 * u * (t_max + ratio) * (1.0 + h) - QUADRATURE_ERROR / 2.0).max(0.0);
+        let rounding = 3.01 * u * (t_max + ratio) * (1.0 + h);
         assert!(
-            (add.err - old.err - rounding).abs() <= 0.01 * rounding + 1e-20,
+            (add.err - old.err - rounding).abs() <= 0.01 * rounding,
             "q = {q}, s = {s}, h = {h}: add direction charged {:e}, loss rounding {rounding:e}",
             add.err - old.err
         );
@@ -252,17 +251,23 @@ fn subsampled_gaussian_density_from_the_loss_matches_the_mixture() {
     let cfg = PldConfig::default();
     let (remove, _) = mechanisms::subsampled_gaussian(0.1, 2.0, &cfg, false).unwrap();
     let old = subsampled_remove_by_mixture(0.1, 2.0, &cfg);
+    // Apart from the charges (the density's and the loss rounding's, 1.9e-15 together here).
     let (new, before) = (remove.delta(1.0), old.delta(1.0));
-    assert!((new - before).abs() <= 1e-15, "{new:e} vs {before:e}");
+    let charged = remove.err - old.err;
+    assert!(charged > 1.5e-15 && charged < 2.5e-15, "{charged:e}");
+    assert!(
+        (new - charged - before).abs() <= 1e-15,
+        "{new:e} (charged {charged:e}) vs {before:e}"
+    );
 }
 
 #[test]
-fn loss_rounding_covers_the_loss_error_that_the_nudge_does_not() {
+fn loss_error_covers_what_the_nudge_does_not() {
     // At q = 1 the subsampled loss ln_1p(q·expm1(t)) is t itself, so its evaluation error is
     // known exactly for a t that is a float: for t ≪ 0, 1 + expm1(t) cancels and the computed
     // loss is off by far more than the nudge of `Builder::atom` (4u·|L| beyond the grid
     // position's rounding): the check has teeth. `loss_error` (per unit of mass, h → 0) must
-    // cover every error; `loss_rounding` charges what exceeds half of QUADRATURE_ERROR.
+    // cover every error.
     let u = f64::EPSILON / 2.0;
     let bound = mechanisms::loss_error(1.0, 30.0, 0.0);
     let mut beyond_nudge = 0;
@@ -282,15 +287,19 @@ fn loss_rounding_covers_the_loss_error_that_the_nudge_does_not() {
         "only {beyond_nudge} losses beyond the nudge"
     );
     // Worked numbers at h = 1e-4, q = 0.01: |t| ≤ 30 (s ≈ 0.3): 3.01u·(30 + 1)·(1 + 1e-4) =
-    // 1.036e-14, inside the half allowance, nothing charged; |t| ≤ 1000 (s ≈ 0.05):
-    // 3.01u·1001·1.0001 = 3.3455e-13, of which 2.8455e-13 is charged.
+    // 1.036e-14; at q within 2^-50 of 1 (ratio 2^50, e = 3.01u·2^50 ≈ 0.38) the first-order
+    // term would undercount: −ln(1 − e) ≈ 0.475 is charged, and at 2^-52 (e ≥ 1/2) no bound.
     let small = mechanisms::loss_error(0.01, 30.0, 1e-4);
     assert!(
         (small - 3.01 * u * 31.0 * 1.0001).abs() <= 1e-12 * small,
         "{small:e}"
     );
     assert!((small - 1.036e-14).abs() < 1e-17, "{small:e}");
-    assert_eq!(mechanisms::loss_rounding(0.01, 30.0, 1e-4), 0.0);
-    let charge = mechanisms::loss_rounding(0.01, 1000.0, 1e-4);
-    assert!((charge - 2.8455e-13).abs() < 1e-17, "{charge:e}");
+    let near = mechanisms::loss_error(1.0 - 2f64.powi(-50), 60.0, 0.0);
+    let e = 3.01 * u * (2f64.powi(50) - 1.0);
+    assert!(near > e && (near + (-e).ln_1p()).abs() < 1e-12, "{near}");
+    assert_eq!(
+        mechanisms::loss_error(1.0 - 2f64.powi(-52), 60.0, 0.0),
+        f64::INFINITY
+    );
 }

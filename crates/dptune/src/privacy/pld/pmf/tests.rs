@@ -122,14 +122,26 @@ fn a_loss_just_above_epsilon_is_counted_and_huge_losses_give_up() {
     assert_eq!(pmf.loss(0), 0.5);
     assert!(pmf.delta(0.5) >= 2.7e-17, "{:e}", pmf.delta(0.5));
     assert!(pmf.delta(0.5) < 1e-13, "{:e}", pmf.delta(0.5));
-    // Losses near 10^15: the weights' relative error bound (η ≥ 1/2 at 2^52) is useless, and δ
-    // is 1; at 2^50 (η ≈ 0.37) the charge η/(1 − η) still keeps δ above the truth.
-    for shift in [50, 52] {
+    // Losses near 10^15: at 2^48 (η ≈ 0.28) the charge η/(1 − η) keeps δ above the truth; at
+    // 2^50 and 2^52 (η ≥ 1/2) the weights' error bound is useless and δ is 1, but only below
+    // the loss: above it δ falls to 0 and the ε search ends (it stepped up for ever when δ
+    // stayed 1 there).
+    for shift in [48, 50, 52] {
         let pmf = single(1.0, 1i64 << shift);
-        let eps = pmf.loss(0) - 0.5;
+        let l = pmf.loss(0);
         let truth = -(-0.5f64).exp_m1();
-        assert!(pmf.delta(eps) >= truth, "2^{shift}: {:e}", pmf.delta(eps));
+        assert!(
+            pmf.delta(l - 0.5) >= truth,
+            "2^{shift}: {:e}",
+            pmf.delta(l - 0.5)
+        );
+        assert_eq!(pmf.delta(l + 1.0), 0.0, "2^{shift}");
+        // It returns (+∞ here: the guess e^{−l} underflows, sound but loose).
+        let eps = pmf.epsilon(1e-3).unwrap();
+        assert!(eps >= l - 0.01, "2^{shift}: ε {eps}");
     }
+    let eta48 = single(1.0, 1i64 << 48).delta((1u64 << 48) as f64 - 0.5);
+    assert!(eta48 < 1.0, "{eta48}");
     assert_eq!(
         single(1.0, 1i64 << 52).delta((1u64 << 52) as f64 - 0.5),
         1.0
