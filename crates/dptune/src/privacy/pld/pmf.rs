@@ -11,14 +11,15 @@
 //!   after a factor √m, and since every weight (1 − e^{ε−l})₊ lies in [0, 1], δ moves by at most
 //!   `err`; the queries add it. A loss evaluated off by ΔL moves its mass m by at most
 //!   m·ΔL·(1 + h) between neighbouring grid points; that is charged into `err` too
-//!   (`mechanisms.rs`, `loss_rounding`), as a bound on the bounded-Lipschitz distance
+//!   (`mechanisms.rs`, `loss_error`), as a bound on the bounded-Lipschitz distance
 //!   sup |∫ f d(x̃ − x)| over f with |f| ≤ 1 and Lipschitz constant ≤ 1 in the loss, which the
 //!   L1 distance also bounds: every weight is such an f, convolving with a measure of mass a
 //!   multiplies the distance by at most a (as it does an L1 distance), and a mass differs by
 //!   at most the distance (f = 1), so every use of `err` below holds for it. (Clamping negative
 //!   values to 0 in [`LossPmf::truncate`] keeps this: a result is the exact convolution z of
 //!   stored, nonnegative inputs plus transform noise charged in L1, and since z ≥ 0 the clamped
-//!   vector is no farther from z in L1 than the unclamped one.) The L2 bounds of a transform are in `fft.rs`: Higham's (2002,
+//!   vector is no farther from z in L1 than the unclamped one.) The L2 bounds of a transform
+//!   are in `fft.rs`: Higham's (2002,
 //!   *Accuracy and Stability of Numerical Algorithms*, Thm. 24.2) relative L2 bound
 //!   ([`fft_error`](super::fft::fft_error), with rustfft's twiddle factors charged at their own
 //!   error), a componentwise bound on every forward coefficient, ≤ 128·log₂(n)·u·‖x‖₁
@@ -418,8 +419,9 @@ impl LossPmf {
     /// subtraction, the product and the running sum: relative, of non-negative terms, covered
     /// by the margin of [`up`], as before), and Σ pᵢwᵢ ≤ 1.01·(the computed slope)/(1 − η) (its
     /// relative error is η plus the summation's, at most 2^26·u). So 1.01·η/(1 − η)·slope is
-    /// added before rounding up, and δ is 1 when η ≥ 1/2 (losses beyond about 10^14). Where wᵢ underflows, the product's absolute error of 2^−1074
-    /// per step is far inside `up`'s relative margin on a term that is then ≈ pᵢ.
+    /// added before rounding up, and δ is 1 when η ≥ 1/2 (losses beyond about 10^14). Where wᵢ
+    /// underflows, the product's absolute error of 2^−1074 per step is far inside `up`'s
+    /// relative margin on a term that is then ≈ pᵢ.
     ///
     /// Against the `expm1` per point it replaces, δ rises by that charge, η·Σ pᵢwᵢ ≤ η times
     /// the mass above ε (η ≈ 200u ≈ 2.2e-14 for |l| ≤ 15), and moves otherwise by rounding
