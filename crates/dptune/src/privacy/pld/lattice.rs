@@ -192,6 +192,7 @@ pub fn is_grid_refusal(e: &Error) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::golden_dpsgd;
     use super::*;
     use crate::privacy::convert::rdp_epsilon;
     use crate::privacy::dpsgd::dpsgd_discrete_curve;
@@ -322,28 +323,6 @@ mod tests {
             rejected >= 4,
             "the uncharged variant was caught {rejected} times"
         );
-    }
-
-    /// (q, z, steps, delta, eps_lower_bound) of the golden DP-SGD cases (the three).
-    fn golden_dpsgd() -> Vec<(f64, f64, u64, f64, f64)> {
-        let v: serde_json::Value =
-            serde_json::from_str(include_str!("../../../tests/data/pld.json")).unwrap();
-        v["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| c["id"].as_str().unwrap().starts_with("pld_dpsgd"))
-            .map(|c| {
-                let p = &c["inputs"]["parts"][0];
-                (
-                    p["q"].as_f64().unwrap(),
-                    p["sigma"].as_f64().unwrap(),
-                    p["times"].as_u64().unwrap(),
-                    c["inputs"]["delta"].as_f64().unwrap(),
-                    c["expected"]["eps_lower_bound"].as_f64().unwrap(),
-                )
-            })
-            .collect()
     }
 
     #[test]

@@ -19,7 +19,7 @@ fn single_gaussian_matches_balle_wang() {
 const GOLDEN: &str = include_str!("../../../tests/data/pld.json");
 
 /// (q, z, steps, delta, eps_lower_bound) of the golden DP-SGD cases.
-fn golden_dpsgd() -> Vec<(f64, f64, u64, f64, f64)> {
+pub(super) fn golden_dpsgd() -> Vec<(f64, f64, u64, f64, f64)> {
     let v: serde_json::Value = serde_json::from_str(GOLDEN).unwrap();
     v["cases"]
         .as_array()
@@ -99,7 +99,7 @@ fn an_uncharged_tail_is_rejected_and_a_charged_one_is_valid() {
 }
 
 /// Neumaier's compensated sum, so the check sees the discretisation and not the summation.
-fn exact_sum(values: impl Iterator<Item = f64>) -> f64 {
+pub(super) fn exact_sum(values: impl Iterator<Item = f64>) -> f64 {
     let (mut s, mut c) = (0.0f64, 0.0f64);
     for v in values {
         let t = s + v;
@@ -111,6 +111,25 @@ fn exact_sum(values: impl Iterator<Item = f64>) -> f64 {
         s = t;
     }
     s + c
+}
+
+/// The largest difference of upper tail sums Σ_{i ≥ j} of two laws on the same grid: it bounds
+/// the difference of every δ(ε) (each weight (1 − e^{ε−l})₊ rises from 0 to below 1 in l).
+pub(super) fn tail_distance(a: &LossPmf, b: &LossPmf) -> f64 {
+    let at = |l: &LossPmf, j: i64| {
+        usize::try_from(j - l.offset)
+            .ok()
+            .and_then(|i| l.probs.get(i).copied())
+            .unwrap_or(0.0)
+    };
+    let from = a.offset.min(b.offset);
+    let to = (a.offset + a.len() as i64).max(b.offset + b.len() as i64);
+    let (mut tail, mut distance) = (a.inf - b.inf, (a.inf - b.inf).abs());
+    for j in (from..to).rev() {
+        tail += at(a, j) - at(b, j);
+        distance = distance.max(tail.abs());
+    }
+    distance
 }
 
 #[test]
@@ -173,23 +192,9 @@ fn laplace_closed_form_matches_the_quadrature() {
         let mut closed = Builder::new(h, -r, r).unwrap();
         closed.half_exponential(0.25, -r, r);
         let closed = closed.finish();
-        let at = |l: &LossPmf, j: i64| {
-            usize::try_from(j - l.offset)
-                .ok()
-                .and_then(|i| l.probs.get(i).copied())
-                .unwrap_or(0.0)
-        };
-        let from = quadrature.offset.min(closed.offset);
-        let to =
-            (quadrature.offset + quadrature.len() as i64).max(closed.offset + closed.len() as i64);
-        // The largest difference of upper tail sums Σ_{i ≥ j}: it bounds the difference of
-        // every δ(ε) (each weight (1 − e^{ε−l})₊ rises from 0 to below 1 in l), and it does not
-        // count the quadrature's upward nudge within a bucket as a difference of laws.
-        let (mut tail, mut distance) = (0.0f64, 0.0f64);
-        for j in (from..to).rev() {
-            tail += at(&quadrature, j) - at(&closed, j);
-            distance = distance.max(tail.abs());
-        }
+        // Upper tail sums do not count the quadrature's upward nudge within a bucket as a
+        // difference of laws.
+        let distance = tail_distance(&quadrature, &closed);
         let mass = exact_sum(closed.probs.iter().copied());
         let q_mass =
             exact_sum((0..closed.len()).map(|i| closed.probs[i] * (-closed.loss(i)).exp()));

@@ -4,6 +4,7 @@
 
 use super::super::mechanisms;
 use super::super::pmf::LossPmf;
+use super::super::tests::{exact_sum, tail_distance};
 use super::super::PldConfig;
 use super::{Builder, Segment, QUADRATURE_ERROR};
 use crate::privacy::normal::log_ndtr;
@@ -40,40 +41,6 @@ fn gaussian_by_quadrature(s: f64, cfg: &PldConfig) -> LossPmf {
 /// Thm. 8): Φ(1/(2s) − εs) − e^ε·Φ(−1/(2s) − εs).
 fn exact_delta(s: f64, eps: f64) -> f64 {
     ndtr(0.5 / s - eps * s) - eps.exp() * ndtr(-0.5 / s - eps * s)
-}
-
-/// Neumaier's compensated sum.
-fn exact_sum(values: impl Iterator<Item = f64>) -> f64 {
-    let (mut s, mut c) = (0.0f64, 0.0f64);
-    for v in values {
-        let t = s + v;
-        c += if s.abs() >= v.abs() {
-            (s - t) + v
-        } else {
-            (v - t) + s
-        };
-        s = t;
-    }
-    s + c
-}
-
-/// The largest difference of upper tail sums Σ_{i ≥ j} of two laws on the same grid: it bounds
-/// the difference of every δ(ε) (each weight (1 − e^{ε−l})₊ rises from 0 to below 1 in l).
-fn tail_distance(a: &LossPmf, b: &LossPmf) -> f64 {
-    let at = |l: &LossPmf, j: i64| {
-        usize::try_from(j - l.offset)
-            .ok()
-            .and_then(|i| l.probs.get(i).copied())
-            .unwrap_or(0.0)
-    };
-    let from = a.offset.min(b.offset);
-    let to = (a.offset + a.len() as i64).max(b.offset + b.len() as i64);
-    let (mut tail, mut distance) = (a.inf - b.inf, (a.inf - b.inf).abs());
-    for j in (from..to).rev() {
-        tail += at(a, j) - at(b, j);
-        distance = distance.max(tail.abs());
-    }
-    distance
 }
 
 #[test]

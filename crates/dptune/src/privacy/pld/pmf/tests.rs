@@ -2,23 +2,9 @@
 //! exact sum, and the deliberately wrong variant (no restarts, no charge).
 
 use super::super::mechanisms;
+use super::super::tests::exact_sum;
 use super::super::PldConfig;
 use super::{partition_point, up, LossPmf, U};
-
-/// Neumaier's compensated sum.
-fn exact_sum(values: impl Iterator<Item = f64>) -> f64 {
-    let (mut s, mut c) = (0.0f64, 0.0f64);
-    for v in values {
-        let t = s + v;
-        c += if s.abs() >= v.abs() {
-            (s - t) + v
-        } else {
-            (v - t) + s
-        };
-        s = t;
-    }
-    s + c
-}
 
 /// δ(ε) as the query computed it before the recurrence: an `expm1` per point above ε.
 fn delta_by_expm1(pmf: &LossPmf, eps: f64) -> f64 {
