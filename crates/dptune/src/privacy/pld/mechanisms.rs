@@ -343,23 +343,27 @@ pub(super) fn discrete_laplace(t: f64, delta: i64, cfg: &PldConfig) -> Discretis
 /// k-ary randomized response with parameter ε (Warner 1965; Kairouz, Oh & Viswanath 2016 for
 /// its optimality): on a changed input the output keeps loss ε w.p. e^ε/(e^ε + k − 1), −ε w.p.
 /// 1/(e^ε + k − 1), and 0 otherwise. With k = 2 it is the worst case of every ε-DP mechanism.
+/// The masses are taken as 1/(1 + (k − 1)e^{−ε}) times 1, e^{−ε} and (k − 2)e^{−ε}: e^ε
+/// overflows above ε ≈ 709.8, and e^ε/(e^ε + k − 1) was then ∞/∞.
 pub(super) fn randomized_response(eps: f64, k: u32, cfg: &PldConfig) -> Discretised {
-    let z = eps.exp() + (k - 1) as f64;
+    let e = (-eps).exp();
+    let top = 1.0 / (1.0 + (k - 1) as f64 * e);
     let mut b = Builder::new(cfg.interval, -eps, eps)?;
-    b.atom(eps.exp() / z, eps);
-    b.atom(1.0 / z, -eps);
-    b.atom((k - 2) as f64 / z, 0.0);
+    b.atom(top, eps);
+    b.atom(e * top, -eps);
+    b.atom((k - 2) as f64 * e * top, 0.0);
     Ok(b.finish())
 }
 
 /// The worst case of every (ε, δ)-DP mechanism (Kairouz, Oh & Viswanath 2015, arXiv
 /// 1311.0776, Thm. 2.1; Murtagh & Vadhan 2016): +∞ w.p. δ, ε w.p. (1−δ)e^ε/(1+e^ε), −ε w.p.
-/// (1−δ)/(1+e^ε).
+/// (1−δ)/(1+e^ε), taken as (1−δ)/(1+e^{−ε}) times 1 and e^{−ε} (as in [`randomized_response`]).
 pub(super) fn approx(eps: f64, delta: f64, cfg: &PldConfig) -> Discretised {
-    let z = 1.0 + eps.exp();
+    let e = (-eps).exp();
+    let top = (1.0 - delta) / (1.0 + e);
     let mut b = Builder::new(cfg.interval, -eps, eps)?;
-    b.atom((1.0 - delta) * eps.exp() / z, eps);
-    b.atom((1.0 - delta) / z, -eps);
+    b.atom(top, eps);
+    b.atom(e * top, -eps);
     b.atom(delta, f64::INFINITY);
     Ok(b.finish())
 }

@@ -562,3 +562,74 @@ fn a_huge_noise_multiplier_is_discretised_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn extreme_public_parameters_give_an_answer_or_a_typed_error_never_a_panic() {
+    // On a coarse grid (small windows) every constructor, across parameters from 1e-300 to
+    // 1e300 and sampling rates from 1e-300 to 1: construction, ε and δ queries and a two-fold
+    // composition return a number (never NaN) or an error. Randomized response, pure and
+    // (ε, δ) pairs above ε ≈ 709.8 used to panic (e^ε/(e^ε + 1) = ∞/∞ = NaN mass).
+    let c = PldConfig {
+        interval: 1.0,
+        ..PldConfig::default()
+    };
+    type Make = Box<dyn Fn(f64) -> Result<Pld>>;
+    let mut makers: Vec<(&str, Make)> = vec![
+        (
+            "gaussian",
+            Box::new(move |v| Pld::gaussian(v, 1.0, Neighbours::AddRemove, c)),
+        ),
+        (
+            "gaussian replace",
+            Box::new(move |v| Pld::gaussian(v, 1.0, Neighbours::Replace, c)),
+        ),
+        (
+            "laplace",
+            Box::new(move |v| Pld::laplace(v, 1.0, Neighbours::AddRemove, c)),
+        ),
+        (
+            "discrete gaussian",
+            Box::new(move |v| Pld::discrete_gaussian(v, 1.0, Neighbours::AddRemove, c)),
+        ),
+        (
+            "discrete laplace",
+            Box::new(move |v| Pld::discrete_laplace(v, 3.0, Neighbours::AddRemove, c)),
+        ),
+        (
+            "randomized response",
+            Box::new(move |v| Pld::randomized_response(v, 5, Neighbours::AddRemove, c)),
+        ),
+        (
+            "pure",
+            Box::new(move |v| Pld::pure(v, Neighbours::AddRemove, c)),
+        ),
+        (
+            "approx",
+            Box::new(move |v| Pld::approx(v, 1e-6, Neighbours::AddRemove, c)),
+        ),
+    ];
+    for q in [1e-300, 1e-3, 0.999_999] {
+        makers.push((
+            "subsampled gaussian",
+            Box::new(move |v| Pld::subsampled_gaussian(q, v, 1.0, c)),
+        ));
+        makers.push((
+            "subsampled laplace",
+            Box::new(move |v| Pld::subsampled_laplace(q, v, 1.0, c)),
+        ));
+    }
+    let values = [1e-300, 1e-8, 0.03, 1.0, 709.0, 710.0, 800.0, 1e4, 1e300];
+    for (name, make) in &makers {
+        for v in values {
+            let answer = |r: Result<f64>| {
+                assert!(!matches!(r, Ok(x) if x.is_nan()), "{name} at {v}: NaN");
+            };
+            let Ok(p) = make(v) else { continue };
+            answer(p.epsilon(1e-5));
+            answer(p.delta(0.5));
+            if let Ok(two) = p.self_compose(2) {
+                answer(two.epsilon(1e-5));
+            }
+        }
+    }
+}
