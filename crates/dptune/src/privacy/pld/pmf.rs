@@ -484,20 +484,27 @@ impl LossPmf {
         // and costs a second pass over the points; 1e-9 more covers the drift of the guess.
         // ε moves by about 1e-9·δ over the slope of δ(ε).
         let aim = target * (1.0 - 1e-9) / (1.0 + 2.0 * (self.len() as f64 + 4.0) * U);
-        // Scan down: on [l_k, l_{k+1}] the finite part is S1 − e^ε·S2 over the points above k.
-        // This only guesses ε (the loop below confirms it), so e^{−l_k} is carried by a product
-        // with e^h, recomputed exactly every 1024 points (drift below 1e-12 relative).
+        // Scan down: on [l_k, l_{k+1}] the finite part is S1 − e^ε·S2 over the points above k,
+        // S2 = Σ pᵢe^{−lᵢ}. This only guesses ε (the loop below confirms it). S2 is kept as
+        // e^{−r}·s2 with r the loss at the top of the current block of points: e^{−l} itself
+        // under- or overflows beyond |l| ≈ 709 (the guess was then +∞). In a block the weights
+        // e^{r−l_k} are carried by a product with e^h from 1 at its top, and s2 is rescaled by a
+        // fresh e^{r_new − r} at each new block, of 1024 points or of a loss span of 256 at most
+        // (so no weight exceeds e^256; drift below 1e-12 relative).
         let (mut s1, mut s2) = (0.0, 0.0);
         let mut guess = None;
-        let (grow, mut w) = (self.h.exp(), 0.0);
+        let grow = self.h.exp();
+        let block = ((256.0 / self.h) as usize).clamp(1, 1024);
+        let (mut r, mut w) = (self.loss(self.len().saturating_sub(1)), 1.0);
         for k in (0..self.len()).rev() {
-            w = if (self.len() - 1 - k).is_multiple_of(1024) {
-                (-self.loss(k)).exp()
+            if (self.len() - 1 - k).is_multiple_of(block) {
+                s2 *= (self.loss(k) - r).exp();
+                (r, w) = (self.loss(k), 1.0);
             } else {
-                w * grow
-            };
+                w *= grow;
+            }
             if s1 - s2 / w >= aim {
-                guess = Some(((s1 - aim) / s2).ln());
+                guess = Some(((s1 - aim) / s2).ln() + r);
                 break;
             }
             s1 += self.probs[k];
@@ -507,7 +514,7 @@ impl LossPmf {
             if s1 <= target {
                 f64::NEG_INFINITY
             } else {
-                ((s1 - aim) / s2).ln()
+                ((s1 - aim) / s2).ln() + r
             }
         });
         if eps == f64::NEG_INFINITY {

@@ -41,8 +41,10 @@ fn the_recurrence_stays_within_a_tiny_margin_of_an_expm1_per_point() {
     // At ε = −∞ every weight is 0: δ is the whole mass (rounded up), not NaN.
     let all = gauss.delta(f64::NEG_INFINITY);
     assert!((1.0 - 1e-12..=1.0).contains(&all), "{all}");
-    // Worked number: this law's ε at δ = 1e-5 is unchanged, 7.511275908074314 (seventh pass).
-    assert_eq!(gauss.epsilon(1e-5).unwrap(), 7.511_275_908_074_314);
+    // Worked number: this law's ε at δ = 1e-5, 7.5112759080743094. It was 7.511275908074314
+    // from the seventh pass until the guessing scan kept its sum scaled to the block (3 ulp:
+    // another guess, confirmed by the same δ).
+    assert_eq!(gauss.epsilon(1e-5).unwrap(), 7.511_275_908_074_309_4);
 }
 
 /// e^{−h} − fl(e^{−h}) for h = 2^−k (k ≥ 10), from 1 − h + h²/2 (exact in f64) and the rest of
@@ -131,5 +133,40 @@ fn a_loss_just_above_epsilon_is_counted_and_huge_losses_give_up() {
     assert_eq!(
         single(1.0, 1i64 << 52).delta((1u64 << 52) as f64 - 0.5),
         1.0
+    );
+}
+
+#[test]
+fn epsilon_is_found_where_the_losses_are_beyond_the_range_of_exp() {
+    // The scan that guesses ε carried e^{−l}, which underflows above l ≈ 745: the guess was +∞
+    // (sound, useless). On a grid of 0.01:
+    // * a pure ε₀ = 800 pair: P-mass 1/(1 + e^{−800}) = 1 at loss 800, so δ(ε) = 1 − e^{ε−800}
+    //   below 800 and ε(1e-5) = 800 + ln(1 − 1e-5) (building it also failed: ∞/∞ masses);
+    // * an (ε₀, δ₀) = (800, 1e-6) pair: ε(1e-5) = 800 + ln(1 − (1e-5 − δ₀)/(1 − δ₀));
+    // * two Laplace steps with b = 1e-3: losses up to 2000, P-mass 1/4 at 2000 (each step puts
+    //   1/2 on its top loss 1000), so ε(1e-5) ≥ 2000 + ln(1 − 4e-5), and no loss exceeds
+    //   2000 + 2h once placed on the grid.
+    use super::super::{Neighbours, Pld};
+    let cfg = PldConfig {
+        interval: 0.01,
+        ..PldConfig::default()
+    };
+    let pure = Pld::pure(800.0, Neighbours::AddRemove, cfg).unwrap();
+    let exact = 800.0 + (-1e-5f64).ln_1p();
+    let eps = pure.epsilon(1e-5).unwrap();
+    assert!(eps >= exact && eps <= exact + 1e-6, "{eps} vs {exact}");
+    let approx = Pld::approx(800.0, 1e-6, Neighbours::AddRemove, cfg).unwrap();
+    let exact = 800.0 + (-(1e-5 - 1e-6) / (1.0 - 1e-6f64)).ln_1p();
+    let eps = approx.epsilon(1e-5).unwrap();
+    assert!(eps >= exact && eps <= exact + 1e-6, "{eps} vs {exact}");
+    let two = Pld::laplace(1e-3, 1.0, Neighbours::AddRemove, cfg)
+        .unwrap()
+        .self_compose(2)
+        .unwrap();
+    let eps = two.epsilon(1e-5).unwrap();
+    let lower = 2000.0 + (-4e-5f64).ln_1p();
+    assert!(
+        eps >= lower && eps <= 2000.02,
+        "{eps} vs [{lower}, 2000.02]"
     );
 }
