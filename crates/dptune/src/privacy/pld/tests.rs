@@ -98,8 +98,9 @@ fn an_uncharged_tail_is_rejected_and_a_charged_one_is_valid() {
     assert!(w < exact, "dropping the tail must be caught: {w}");
 }
 
-/// Neumaier's compensated sum, so the check sees the discretisation and not the summation.
-fn exact_sum(values: impl Iterator<Item = f64>) -> f64 {
+/// Neumaier's compensated sum, so the check sees the discretisation and not the summation
+/// (shared by the tests of the submodules).
+pub(super) fn exact_sum(values: impl Iterator<Item = f64>) -> f64 {
     let (mut s, mut c) = (0.0f64, 0.0f64);
     for v in values {
         let t = s + v;
