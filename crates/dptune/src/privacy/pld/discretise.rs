@@ -31,9 +31,6 @@ pub(super) const QUADRATURE_ERROR: f64 = 1e-13;
 
 const U: f64 = f64::EPSILON / 2.0;
 
-/// 2^53: grid indices at or beyond it are not all representable in f64.
-const INDEX_LIMIT: f64 = 9_007_199_254_740_992.0;
-
 /// Buckets between fresh evaluations in [`Builder::gaussian`]'s recurrence (its drift grows
 /// linearly in this: about 3.5u per bucket).
 const RESTART: usize = 32;
@@ -233,22 +230,13 @@ pub(super) struct Builder {
 
 impl Builder {
     /// A window covering the losses [from, to] on the grid of width `h`; refused (before
-    /// anything is allocated) when the window is not finite or needs more than
+    /// anything is allocated) when the window is not finite, needs more than
     /// [`MAX_POINTS`](super::grid_limit::MAX_POINTS) grid points, as a mechanism with very
-    /// little noise or a very fine grid asks for.
+    /// little noise or a very fine grid asks for, or reaches grid indices of 2^53
+    /// ([`GridTooLarge::window`]).
     pub fn new(h: f64, from: f64, to: f64) -> Result<Self, GridTooLarge> {
         let (lo, hi) = ((from / h).floor() - 1.0, (to / h).ceil() + 1.0);
-        // Grid indices must be exact integers in f64: beyond 2^53 neighbouring points share a
-        // float, the window [from, to] could collapse onto one index (a Gaussian with noise
-        // multiplier 1e-18 has losses near 5e35 and a spread of 1e19) and the bucket walks
-        // would never end. Such a window needs at least (to − from)/h points, which is refused.
-        let exact = lo.abs() < INDEX_LIMIT && hi.abs() < INDEX_LIMIT;
-        let needed = if exact {
-            hi - lo + 1.0
-        } else {
-            ((to - from) / h).max(INDEX_LIMIT)
-        };
-        let points = GridTooLarge::check(needed)?;
+        let points = GridTooLarge::window(lo, hi, (to - from) / h)?;
         Ok(Self {
             h,
             lo: lo as i64,
