@@ -558,3 +558,38 @@ fn a_huge_noise_multiplier_is_discretised_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn decoded_laws_with_grid_indices_of_2_53_are_refused() {
+    // A law's offset feeds compose and power, which refuse indices of 2^53 or more: a decoded
+    // one is held to the same limit (its last index, offset + len − 1, is the one that
+    // counts). Just inside, the law comes back equal.
+    use crate::privacy::bytes::{Reader, Writer};
+    let encode = |offset: i64, len: usize| {
+        let pmf = LossPmf {
+            h: cfg().interval,
+            offset,
+            probs: vec![1.0 / len as f64; len],
+            inf: 0.0,
+            err: 0.0,
+        };
+        let mut w = Writer(Vec::new());
+        Pld::symmetric(pmf, Neighbours::AddRemove, cfg()).write(&mut w);
+        w.0
+    };
+    let decode = |bytes: &[u8]| Pld::read(&mut Reader(bytes));
+    let limit = 1i64 << 53;
+    for (offset, len) in [(limit - 2, 2), (-limit + 1, 1)] {
+        let pld = decode(&encode(offset, len)).unwrap();
+        assert_eq!(pld.forward.offset, offset);
+    }
+    for (offset, len) in [(limit - 1, 2), (limit, 1), (-limit, 1), (i64::MAX, 1)] {
+        assert!(
+            matches!(
+                decode(&encode(offset, len)),
+                Err(Error::InvalidParameter { name: "bytes", .. })
+            ),
+            "offset {offset}, {len} points"
+        );
+    }
+}
