@@ -83,10 +83,12 @@ fn rule(width: f64, step: f64) -> (&'static [(f64, f64)], usize) {
 /// of additions add, so the stored values are within E = Σ min(u·result, mass) in L1 of the
 /// exact sums of the masses handed in (all of them non-negative). E is about u times the mass
 /// times the number of additions a point receives that are not negligible against it: a few
-/// for most laws (E ≈ 6u per unit of mass at the golden DP-SGD steps), but hundreds where a
-/// bucket is cut into many quadrature pieces: the subsampled Gaussian at noise 0.035 and rate
-/// 1e-3 puts almost all its mass near loss 0 through about a thousand nodes on two points. So
-/// E is bounded as the sums are made, as a float sum of terms that each bound the error of
+/// for most laws (E is 3.5u to 6.5u per unit of mass at the golden DP-SGD steps, u for the
+/// Gaussian), but hundreds where a bucket is cut into many quadrature pieces: the subsampled
+/// Gaussian at noise 0.035 and rate 1e-3 puts almost all its mass near loss 0 through about a
+/// thousand nodes on two points (E ≈ 3.6e-14), the subsampled Laplace with r = 150 half its
+/// mass on the points around ln(1 − q) (E ≈ 1.5e-13, more than the quadrature's allowance).
+/// So E is bounded as the sums are made, as a float sum of terms that each bound the error of
 /// some additions, and charged ([`Sums::error`]).
 #[derive(Default)]
 struct Sums {
@@ -109,9 +111,10 @@ impl Sums {
     }
 
     /// A run of `n` additions, one per point, whose results (non-negative) summed to
-    /// `results` in floating point: booked as one term, u times [`sum_up`] of it, rounded up
-    /// (the loops of [`Builder::gaussian`] and [`Builder::half_exponential`]: a minimum per
-    /// point, or one chained sum of the values, slowed the Gaussian's walk by a quarter).
+    /// `results` in floating point: booked as one term, u times [`sum_up`] of it, rounded up.
+    /// For the loops of [`Builder::gaussian`] (whose walk keeps four partial sums: a minimum
+    /// per point, or one chained sum, slowed it by a quarter) and
+    /// [`Builder::half_exponential`] (an `exp` per point hides the chain).
     fn run(&mut self, results: f64, n: usize) {
         self.book(mul_up(U, sum_up(results, n)));
     }
@@ -486,10 +489,11 @@ impl Builder {
         }
     }
 
-    /// Charges an L1 error `err` on top of [`QUADRATURE_ERROR`] and the sums': a mechanism's evaluation error
-    /// that its own analysis does not fit inside that allowance for every parameter (or a
-    /// bound on how far misplaced losses move the mass, the bounded-Lipschitz distance the
-    /// `pmf.rs` module docs describe, which every use of the error tolerates).
+    /// Charges an L1 error `err` on top of [`QUADRATURE_ERROR`] and the running sums': a
+    /// mechanism's evaluation error that its own analysis does not fit inside that allowance
+    /// for every parameter (or a bound on how far misplaced losses move the mass, the
+    /// bounded-Lipschitz distance the `pmf.rs` module docs describe, which every use of the
+    /// error tolerates).
     pub fn charge(&mut self, err: f64) {
         self.extra += err;
     }

@@ -329,8 +329,8 @@ impl LossPmf {
         // In f64: the window of an astronomical `t` does not fit an i64 difference (and its
         // ends, saturated at the i64 range, are refused as beyond 2^53).
         let (lo_f, hi_f) = (lo as f64, hi as f64);
-        let width =
-            GridTooLarge::window(lo_f, hi_f, hi_f - lo_f).map_err(|e| e.refuse("times", t))?;
+        let width = GridTooLarge::window(lo_f, hi_f, hi_f - lo_f + 1.0)
+            .map_err(|e| e.refuse("times", t))?;
         let tf = t as f64;
         let (a1, a2) = self.norms();
         let total = a1 + self.err;

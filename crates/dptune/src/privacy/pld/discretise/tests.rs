@@ -129,8 +129,9 @@ fn gaussian_closed_form_worked_number_and_the_wrong_variant() {
     // PartSpec::composed_pld does); exact ε at δ = 1e-5 is 7.511275900744784 (golden
     // eps_exact), dp_accounting 0.6.0 gives 7.5112759312. The quadrature gives
     // 7.511275908084427 (7.511275908074331 before its running sums were charged, 2.5u of δ);
-    // the closed form must agree with it to the charged error and stay above the exact value. Rounding every node down to the grid point below (the optimistic
-    // variant) must fall below the exact value: the check has teeth.
+    // the closed form must agree with it to the charged error and stay above the exact value.
+    // Rounding every node down to the grid point below (the optimistic variant) must fall
+    // below the exact value: the check has teeth.
     let s = (2.0 / 10f64.sqrt().next_up()).next_down();
     let cfg = PldConfig::default();
     let exact = 7.511_275_900_744_784;
