@@ -77,13 +77,24 @@ pub fn inflate(x: f64, rel: f64) -> f64 {
     up(x + x * rel, 2)
 }
 
-/// An upper bound on Σ|xᵢ| (the float sum of n terms errs by at most γ_{n−1} of the exact one,
-/// so the exact sum is at most fl/(1 − γ) ≤ fl·(1 + 2γ) while γ ≤ 1/2). +∞ on overflow.
+/// An upper bound on Σ|xᵢ| ([`sum_up`] of the float sum of the |xᵢ|). +∞ on overflow.
 pub fn abs_sum_up(xs: impl IntoIterator<Item = f64>) -> f64 {
     let (n, s) = xs
         .into_iter()
         .fold((0usize, 0.0), |(n, s), x| (n + 1, s + x.abs()));
-    inflate(s, 2.0 * gamma(n.saturating_sub(1)))
+    sum_up(s, n)
+}
+
+/// An upper bound on the exact sum of `n` non-negative terms whose float sum (in any order) is
+/// `s`: the float sum errs by at most γ_{n−1} of the exact one, so the exact sum is at most
+/// fl/(1 − γ) ≤ fl·(1 + 2γ) while γ ≤ 1/2, i.e. below about 3·10^15 terms (+∞ beyond).
+pub fn sum_up(s: f64, n: usize) -> f64 {
+    let g = gamma(n.saturating_sub(1));
+    if g <= 0.5 {
+        inflate(s, 2.0 * g)
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// An upper bound on ‖x‖₂, rigorous including underflow.
@@ -331,6 +342,13 @@ mod tests {
         // Σ|x| of (1, −2, 3) = 6, bound just above.
         let s = abs_sum_up([1.0, -2.0, 3.0]);
         assert!((6.0..6.0 + 1e-14).contains(&s), "{s}");
+        // The bound fl·(1 + 2γ) on fl/(1 − γ) needs γ ≤ 1/2: at n − 1 = 2^51 − 1 terms
+        // (γ ≈ 1/3) it holds; at 3·2^50 (γ ≈ 0.6, fl/(1 − γ) = 2.5 for fl = 1, but
+        // 1 + 2γ = 2.2) it would not, and the bound is +∞.
+        let g = gamma((1 << 51) - 2);
+        assert!(sum_up(1.0, (1 << 51) - 1) >= 1.0 / (1.0 - g) && g < 0.34);
+        assert!(1.0 + 2.0 * gamma(3 << 50) < 1.0 / (1.0 - gamma(3 << 50)));
+        assert_eq!(sum_up(1.0, (3 << 50) + 1), f64::INFINITY);
         assert!(inflate(1.0, 1e-30) > 1.0);
         // Underflow: the squares of 1e-200 vanish in f64, the bound does not.
         assert!(norm_up([1e-200; 4]) >= 2e-200);

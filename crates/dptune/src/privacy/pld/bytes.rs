@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::grid_limit::MAX_POINTS;
+use super::grid_limit::GridTooLarge;
 use super::pmf::LossPmf;
 use super::{Pld, PldConfig};
 use crate::error::{Error, Result};
@@ -24,7 +24,9 @@ fn write_pmf(w: &mut Writer, p: &LossPmf) {
 }
 
 /// A loss law, checked as the computations leave one: on the configured grid, at most
-/// [`MAX_POINTS`] points, finite non-negative masses, an atom at +∞ and an error bound in [0, 1].
+/// [`MAX_POINTS`](super::grid_limit::MAX_POINTS) points with indices below 2^53
+/// ([`GridTooLarge::window`]), finite non-negative masses, an atom at +∞ and an error bound in
+/// [0, 1].
 fn read_pmf(r: &mut Reader<'_>, config: &PldConfig) -> Result<LossPmf> {
     let h = r.f64()?;
     let offset = r.i64()?;
@@ -37,8 +39,12 @@ fn read_pmf(r: &mut Reader<'_>, config: &PldConfig) -> Result<LossPmf> {
             "the grid of a loss law differs from the configured interval",
         ));
     }
-    if probs.is_empty() || probs.len() > MAX_POINTS {
-        return Err(malformed("a loss law has no grid point or too many"));
+    let lo = offset as f64;
+    let held = GridTooLarge::window(lo, lo + (probs.len() as f64 - 1.0), probs.len() as f64);
+    if probs.is_empty() || held.is_err() {
+        return Err(malformed(
+            "a loss law has no grid point, too many, or grid indices of 2^53 or more",
+        ));
     }
     if !(probs.iter().all(|p| p.is_finite() && *p >= 0.0) && unit(inf) && unit(err)) {
         return Err(malformed(

@@ -13,6 +13,9 @@ use crate::error::Error;
 /// guarantee, so they are refused instead of aborting the process.
 pub(super) const MAX_POINTS: usize = 1 << 26;
 
+/// 2^53: grid indices at or beyond it are not all representable in f64.
+const INDEX_LIMIT: f64 = 9_007_199_254_740_992.0;
+
 /// A loss grid that would need `points` grid points (not finite, or more than [`MAX_POINTS`]).
 /// Turned into an [`Error::InvalidParameter`] by the caller, which knows the parameter that
 /// drives the window ([`GridTooLarge::refuse`]).
@@ -29,6 +32,22 @@ impl GridTooLarge {
         } else {
             Err(GridTooLarge { points })
         }
+    }
+
+    /// The number of points of the grid window [lo, hi] (grid indices, in f64 so that nothing
+    /// overflows), or the refusal: more than [`MAX_POINTS`], or an index at or beyond 2^53.
+    /// There neighbouring grid points share a float: a window can collapse onto one index (a
+    /// Gaussian with noise multiplier 1e-18 has losses near 5e35 and a spread of 1e19) and the
+    /// bucket walks never end, and a loss (offset + i)·h puts mass on the wrong point. `span`,
+    /// the window's width in grid intervals computed without the indices, is what such a window
+    /// is reported to need (at least 2^53 points, which is refused).
+    pub(super) fn window(lo: f64, hi: f64, span: f64) -> std::result::Result<usize, GridTooLarge> {
+        let exact = lo.abs() < INDEX_LIMIT && hi.abs() < INDEX_LIMIT;
+        Self::check(if exact {
+            hi - lo + 1.0
+        } else {
+            span.max(INDEX_LIMIT)
+        })
     }
 
     /// Whether `e` is this refusal (whatever parameter it names).

@@ -143,9 +143,15 @@ impl LossPmf {
 
     /// The law of L₁ + L₂ for independent losses (sequential composition of two mechanisms on
     /// the same pair): a linear convolution by a zero-padded real FFT, so nothing wraps.
+    /// Refused when its grid indices reach 2^53 ([`GridTooLarge::window`]).
     pub(super) fn compose(&self, other: &LossPmf, tail: f64) -> Result<LossPmf> {
         self.same_grid(other)?;
         let len = self.len() + other.len() - 1;
+        // In f64 first: the sum of two offsets need not fit an i64 (it is refused then).
+        let lo = self.offset as f64 + other.offset as f64;
+        GridTooLarge::window(lo, lo + (len - 1) as f64, len as f64)
+            .map_err(|e| e.refuse("parts", "their composition"))?;
+        let offset = self.offset + other.offset;
         let n = fft_len(len);
         let (fwd, inv) = plans(n);
         let mut ffts =
@@ -170,7 +176,7 @@ impl LossPmf {
         let inf = self.inf * (tb + other.inf) + ta * other.inf;
         let mut out = LossPmf {
             h: self.h,
-            offset: self.offset + other.offset,
+            offset,
             probs,
             inf: up(inf, 4).min(1.0),
             err: up(err, 8),
@@ -308,7 +314,10 @@ impl LossPmf {
 
     /// The law of the sum of `t` independent copies (T-fold self-composition): one forward FFT,
     /// the T-th power of every coefficient by repeated squaring, one inverse FFT, on a window
-    /// chosen by a Chernoff bound (module docs). Memory is the window, whatever `t` is.
+    /// chosen by a Chernoff bound (module docs). Memory is the window, whatever `t` is. Refused
+    /// when the window needs more than [`MAX_POINTS`](super::grid_limit::MAX_POINTS) points or
+    /// reaches grid indices of 2^53 ([`GridTooLarge::window`]; t·offset does once t times the
+    /// loss passes 2^53·h, about 9e11 on the default grid).
     pub(super) fn power(&self, t: u64, tail: f64) -> Result<LossPmf> {
         if t == 0 {
             return Err(Error::invalid("times", t, "must be >= 1"));
@@ -317,9 +326,11 @@ impl LossPmf {
             return Ok(self.clone());
         }
         let (lo, hi, above_bound) = self.chernoff(t, tail);
-        // In f64: the window of an astronomical `t` does not fit an i64 difference.
-        let width =
-            GridTooLarge::check(hi as f64 - lo as f64 + 1.0).map_err(|e| e.refuse("times", t))?;
+        // In f64: the window of an astronomical `t` does not fit an i64 difference (and its
+        // ends, saturated at the i64 range, are refused as beyond 2^53).
+        let (lo_f, hi_f) = (lo as f64, hi as f64);
+        let width = GridTooLarge::window(lo_f, hi_f, hi_f - lo_f + 1.0)
+            .map_err(|e| e.refuse("times", t))?;
         let tf = t as f64;
         let (a1, a2) = self.norms();
         let total = a1 + self.err;

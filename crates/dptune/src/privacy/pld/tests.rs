@@ -98,7 +98,8 @@ fn an_uncharged_tail_is_rejected_and_a_charged_one_is_valid() {
     assert!(w < exact, "dropping the tail must be caught: {w}");
 }
 
-/// Neumaier's compensated sum, so the check sees the discretisation and not the summation.
+/// Neumaier's compensated sum, so the check sees the discretisation and not the summation
+/// (shared by the tests of the submodules).
 pub(super) fn exact_sum(values: impl Iterator<Item = f64>) -> f64 {
     let (mut s, mut c) = (0.0f64, 0.0f64);
     for v in values {
@@ -631,5 +632,40 @@ fn extreme_public_parameters_give_an_answer_or_a_typed_error_never_a_panic() {
                 answer(two.epsilon(1e-5));
             }
         }
+    }
+}
+
+#[test]
+fn decoded_laws_with_grid_indices_of_2_53_are_refused() {
+    // A law's offset feeds compose and power, which refuse indices of 2^53 or more: a decoded
+    // one is held to the same limit (its last index, offset + len − 1, is the one that
+    // counts). Just inside, the law comes back equal.
+    use crate::privacy::bytes::{Reader, Writer};
+    let encode = |offset: i64, len: usize| {
+        let pmf = LossPmf {
+            h: cfg().interval,
+            offset,
+            probs: vec![1.0 / len as f64; len],
+            inf: 0.0,
+            err: 0.0,
+        };
+        let mut w = Writer(Vec::new());
+        Pld::symmetric(pmf, Neighbours::AddRemove, cfg()).write(&mut w);
+        w.0
+    };
+    let decode = |bytes: &[u8]| Pld::read(&mut Reader(bytes));
+    let limit = 1i64 << 53;
+    for (offset, len) in [(limit - 2, 2), (-limit + 1, 1)] {
+        let pld = decode(&encode(offset, len)).unwrap();
+        assert_eq!(pld.forward.offset, offset);
+    }
+    for (offset, len) in [(limit - 1, 2), (limit, 1), (-limit, 1), (i64::MAX, 1)] {
+        assert!(
+            matches!(
+                decode(&encode(offset, len)),
+                Err(Error::InvalidParameter { name: "bytes", .. })
+            ),
+            "offset {offset}, {len} points"
+        );
     }
 }

@@ -7,6 +7,7 @@ use super::super::pmf::LossPmf;
 use super::super::tests::{exact_sum, tail_distance};
 use super::super::PldConfig;
 use super::{Builder, Segment, QUADRATURE_ERROR};
+use crate::numeric::inflate;
 use crate::privacy::normal::log_ndtr;
 
 fn ndtr(x: f64) -> f64 {
@@ -54,6 +55,8 @@ fn gaussian_closed_form_matches_the_quadrature_and_dominates_the_exact_profile()
     // upper bound on each split moves about h³/24 of an upper share one point up, which lowers
     // the Q-mass, as in the quadrature before). The upper tail sums agree with the
     // quadrature's within the charged allowance, and δ(ε) never falls below the exact profile.
+    // Both are charged the allowance and their running sums' rounding, below 1e-15 here (the
+    // walk's one addition per point gives u per unit of mass).
     for (s, h) in [
         (0.632_455_532_033_675_8, 1e-4),
         (0.7, 1e-4),
@@ -80,7 +83,8 @@ fn gaussian_closed_form_matches_the_quadrature_and_dominates_the_exact_profile()
             (mass - 1.0).abs() <= QUADRATURE_ERROR / 100.0
                 && (q_mass - q_expected).abs() <= QUADRATURE_ERROR / 4.0
                 && distance <= QUADRATURE_ERROR / 10.0
-                && closed.err == quadrature.err,
+                && (0.0..1e-15).contains(&sums_charge(&closed, 0.0))
+                && (0.0..1e-15).contains(&sums_charge(&quadrature, 0.0)),
             "s = {s}, h = {h}: P-mass {mass}, Q-mass {q_mass} (exact {q_expected}), tail sums \
              differ by {distance:e}, err {:e} vs {:e}",
             closed.err,
@@ -104,10 +108,11 @@ fn gaussian_closed_form_matches_the_quadrature_and_dominates_the_exact_profile()
 fn gaussian_closed_form_worked_number_and_the_wrong_variant() {
     // Golden case pld_gauss_s2_T10: ten Gaussians with σ = 2 are one with σ/√10 (rounded down as
     // PartSpec::composed_pld does); exact ε at δ = 1e-5 is 7.511275900744784 (golden
-    // eps_exact), dp_accounting 0.6.0 gives 7.5112759312. The quadrature gave
-    // 7.511275908074331; the closed form must agree with it to the charged error and stay above
-    // the exact value. Rounding every node down to the grid point below (the optimistic
-    // variant) must fall below the exact value: the check has teeth.
+    // eps_exact), dp_accounting 0.6.0 gives 7.5112759312. The quadrature gives
+    // 7.511275908084427 (7.511275908074331 before its running sums were charged, 2.5u of δ);
+    // the closed form must agree with it to the charged error and stay above the exact value.
+    // Rounding every node down to the grid point below (the optimistic variant) must fall
+    // below the exact value: the check has teeth.
     let s = (2.0 / 10f64.sqrt().next_up()).next_down();
     let cfg = PldConfig::default();
     let exact = 7.511_275_900_744_784;
@@ -118,7 +123,7 @@ fn gaussian_closed_form_worked_number_and_the_wrong_variant() {
         e_new >= exact && (e_new - e_old).abs() <= 1e-12 * exact,
         "closed form {e_new}, quadrature {e_old}, exact {exact}"
     );
-    assert!((e_old - 7.511_275_908_074_331).abs() <= 1e-12);
+    assert!((e_old - 7.511_275_908_084_427).abs() <= 1e-12);
     let wrong = mechanisms::gaussian(s, &cfg, true).unwrap();
     let e_wrong = wrong.epsilon(1e-5).unwrap();
     assert!(
@@ -196,15 +201,30 @@ fn subsampled_gaussian_density_from_the_loss_matches_the_mixture() {
         let t_max = (1.0 + 2.0 * (-2.0 * cfg.tail.ln()).sqrt() * s) / (2.0 * s * s);
         let ratio = (q / (1.0 - q)).min(t_max.exp_m1()).max(1.0);
         let rounding = 3.01 * u * (t_max + ratio) * (1.0 + h);
+        // Net of the running sums' charges, which differ between the constructions (the add
+        // direction's up to 1.1e-14 at s = 0.3); each direction charges at least its own
+        // formulas (a non-negative rest).
+        let (extra_remove, extra_add) = subsampled_gaussian_extra(q, s, &cfg);
+        let sums = [
+            sums_charge(&remove, extra_remove),
+            sums_charge(&add, extra_add),
+            sums_charge(&old, 0.0),
+        ];
         assert!(
-            (add.err - old.err - rounding).abs() <= 0.01 * rounding,
+            sums.iter().all(|x| (0.0..2e-14).contains(x)),
+            "q = {q}, s = {s}, h = {h}: running sums charged {sums:?}"
+        );
+        let [remove_net, add_net, old_net] =
+            [remove.err - sums[0], add.err - sums[1], old.err - sums[2]];
+        assert!(
+            (add_net - old_net - rounding).abs() <= 0.01 * rounding,
             "q = {q}, s = {s}, h = {h}: add direction charged {:e}, loss rounding {rounding:e}",
-            add.err - old.err
+            add_net - old_net
         );
         let charge = 4.0 * q * (1.0 / (s * s) + 1.0 / s) * u + rounding;
         assert!(
             distance <= QUADRATURE_ERROR / 10.0
-                && (remove.err - old.err - charge).abs() <= 0.01 * charge,
+                && (remove_net - old_net - charge).abs() <= 0.01 * charge,
             "q = {q}, s = {s}, h = {h}: tail sums differ by {distance:e}"
         );
         for eps in [0.0, 0.1, 0.5, 1.0, 2.0] {
@@ -269,4 +289,130 @@ fn loss_error_covers_what_the_nudge_does_not() {
         mechanisms::loss_error(1.0 - 2f64.powi(-52), 60.0, 0.0),
         f64::INFINITY
     );
+}
+
+#[test]
+fn the_running_sums_rounding_is_charged() {
+    // A unit of mass on a grid point (h = 2^-13, loss 0.5 = 4096h: the split puts all but the
+    // nudge's 4e-12 on the point) or at +∞, then 10^6 atoms of 1e-17 at the same loss: each
+    // addition rounds back to the point's value (1e-17 is below half an ulp of 1), so 1e-11
+    // of mass is lost, a hundred times the quadrature allowance. The stored values are all
+    // non-negative, so the L1 error is at least the gap between the exact and the stored
+    // total: the charge must cover it (here it is the lost mass itself, each addition's error
+    // being at most its mass), and the error without the charge (the deliberately wrong
+    // variant) falls short. (At +∞ the finished atom is rounded up by `truncate`, which
+    // narrows the gap to 8e-12.)
+    let h = 2f64.powi(-13);
+    let small = std::iter::repeat_n(1e-17, 1_000_000);
+    let exact = exact_sum(std::iter::once(1.0).chain(small.clone()));
+    for loss in [0.5, f64::INFINITY] {
+        let mut b = Builder::new(h, 0.0, 1.0).unwrap();
+        b.atom(1.0, loss);
+        for m in small.clone() {
+            b.atom(m, loss);
+        }
+        let charge = b.sums.error();
+        let pmf = b.finish();
+        let gap = exact - exact_sum(pmf.probs.iter().copied().chain([pmf.inf]));
+        assert!(
+            gap > 8e-12 && charge >= gap && pmf.err - charge < gap / 50.0,
+            "loss {loss}: lost {gap:e}, charged {:e} of which the sums {charge:e}",
+            pmf.err
+        );
+        assert!((charge - 1e-11).abs() < 1e-15, "{charge:e}");
+    }
+}
+
+#[test]
+fn every_addition_into_the_grid_is_booked() {
+    // The Gaussian's walk and the Laplace run of `half_exponential` add one mass into each
+    // point inside their run, onto nothing, so the booked bound is at least u times the mass
+    // of the run; were an addition not booked (the walk's, the run's) almost all the mass
+    // would be missing from it. With one or a few additions per point it stays within a small
+    // multiple of u per unit of mass.
+    let (h, u) = (1e-4, f64::EPSILON / 2.0);
+    let mut gauss = Builder::new(h, -20.0, 25.0).unwrap();
+    gauss.gaussian(2.5, -15.0, 20.0);
+    let mut laplace = Builder::new(h, -1.0, 1.0).unwrap();
+    laplace.atom(0.5 * (-1f64).exp(), -1.0);
+    laplace.atom(0.5, 1.0);
+    laplace.half_exponential(0.25, -1.0, 1.0);
+    for (b, name, least, most) in [
+        (gauss, "gaussian", 0.99, 1.01),
+        (laplace, "laplace", 0.4, 4.0),
+    ] {
+        let charge = b.sums.error();
+        let pmf = b.finish();
+        let mass = exact_sum(pmf.probs.iter().copied().chain([pmf.inf]));
+        assert!(
+            mass > 0.99 && charge >= least * u * mass && charge <= most * u * mass,
+            "{name}: charged {charge:e}, mass {mass}"
+        );
+    }
+}
+
+/// The running sums' charge in a finished direction: its err less the quadrature allowance
+/// (on the mass as [`Builder::finish`] sums it) and the mechanism's own charge `extra` (to a
+/// rounding of err, about 1e-29).
+fn sums_charge(pmf: &LossPmf, extra: f64) -> f64 {
+    let mass: f64 = pmf.probs.iter().sum::<f64>() + pmf.inf;
+    pmf.err - (QUADRATURE_ERROR * mass.max(1.0) + extra)
+}
+
+/// What `mechanisms::subsampled_gaussian_direction` charges beyond the quadrature allowance and
+/// the running sums, the density's and the loss rounding's: (remove, add).
+fn subsampled_gaussian_extra(q: f64, s: f64, cfg: &PldConfig) -> (f64, f64) {
+    let u = f64::EPSILON / 2.0;
+    let c = (-2.0 * cfg.tail.ln()).sqrt();
+    let t_max = inflate((1.0 + 2.0 * c * s) / (2.0 * s * s), 4.0 * u);
+    let rounding = mechanisms::loss_error(q, t_max, cfg.interval);
+    let density = 4.0 * q * (1.0 / (s * s) + 1.0 / s) * u * (1.0 + 4.0 * u);
+    (density + rounding, rounding)
+}
+
+#[test]
+fn the_running_sums_charge_at_the_golden_and_extreme_parameters() {
+    // Per unit of mass (every law here has mass 1 within 1e-15): at the golden DP-SGD steps
+    // a few u (3.9e-16 .. 7.2e-16), the Gaussian's walk u, the Laplace (r = 1) 2.4u. Where a
+    // bucket is cut into many quadrature pieces it is far more: the subsampled Gaussian at the
+    // smallest noise a default grid holds (s = 0.035, q = 1e-3; 6.6 million points) puts
+    // almost all its mass near loss 0 through a thousand nodes, 3.6e-14 in both directions;
+    // the subsampled Laplace with r = 150 (q = 1e-3) puts half its mass on the points around
+    // ln(1 − q) together with about 1,300 nodes of e^{−o} over 0 ≤ o ≤ 33, 1.46e-13 in the
+    // remove direction (7.8e-14 add): more than the whole quadrature allowance, which is why
+    // the sums are charged apart.
+    let cfg = PldConfig::default();
+    let u = f64::EPSILON / 2.0;
+    let measured = |remove: &LossPmf, add: &LossPmf, (er, ea): (f64, f64)| {
+        (sums_charge(remove, er), sums_charge(add, ea))
+    };
+    for (q, s) in [(0.004, 1.1), (0.01, 1.0), (0.1, 2.0), (0.05, 1.5)] {
+        let (remove, add) = mechanisms::subsampled_gaussian(q, s, &cfg, false).unwrap();
+        let (r, a) = measured(&remove, &add, subsampled_gaussian_extra(q, s, &cfg));
+        assert!(
+            r > 3.0 * u && r < 1e-15 && a > 3.0 * u && a < 1e-15,
+            "q = {q}, s = {s}: {r:e}, {a:e}"
+        );
+    }
+    let (q, s) = (1e-3, 0.035);
+    let (remove, add) = mechanisms::subsampled_gaussian(q, s, &cfg, false).unwrap();
+    let (r, a) = measured(&remove, &add, subsampled_gaussian_extra(q, s, &cfg));
+    assert!(
+        (3.5e-14..3.7e-14).contains(&r) && (3.5e-14..3.7e-14).contains(&a),
+        "q = {q}, s = {s}: {r:e}, {a:e}"
+    );
+    let (q, r) = (1e-3, 150.0);
+    let (remove, add) = mechanisms::subsampled_laplace(q, r, &cfg, false).unwrap();
+    let rounding = mechanisms::loss_error(q, r, cfg.interval);
+    let (r, a) = measured(&remove, &add, (rounding, rounding));
+    assert!(
+        (1.4e-13..1.5e-13).contains(&r) && (7.7e-14..7.9e-14).contains(&a),
+        "laplace q = {q}, r = 150: {r:e}, {a:e}"
+    );
+    for s in [0.7, 2.0, 0.1] {
+        let g = sums_charge(&mechanisms::gaussian(s, &cfg, false).unwrap(), 0.0);
+        assert!((g / u - 1.0).abs() < 1e-6, "gaussian s = {s}: {g:e}");
+    }
+    let l = sums_charge(&mechanisms::laplace(1.0, &cfg, false).unwrap(), 0.0);
+    assert!(l > 2.0 * u && l < 3.0 * u, "laplace r = 1: {l:e}");
 }
