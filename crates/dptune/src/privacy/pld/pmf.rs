@@ -110,7 +110,14 @@ impl LossPmf {
         while hi > lo + 1 && self.probs[hi - 1] == 0.0 {
             hi -= 1;
         }
-        self.probs[lo] += below;
+        if below > 0.0 {
+            // The mass moved up is `below` as summed (within γ_lo·below ≤ 2(lo + 1)u·below of
+            // the exact sum of the points cut) and its addition rounds by at most u of the
+            // result: an L1 error, charged as every other.
+            self.probs[lo] += below;
+            let moved = (2.0 * (lo as f64 + 1.0) * below + self.probs[lo]) * U;
+            self.err = up(self.err + moved, 2);
+        }
         self.inf = up(self.inf + above, n);
         self.probs.truncate(hi);
         self.probs.drain(..lo);

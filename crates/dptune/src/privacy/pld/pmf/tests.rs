@@ -217,3 +217,19 @@ fn compositions_whose_grid_indices_reach_2_53_are_refused() {
         }
     }
 }
+
+#[test]
+fn the_mass_moved_up_by_truncation_is_charged() {
+    // 1e-20 cut from the bottom and moved onto a point of mass 1: the addition loses all of it
+    // (1 + 1e-20 = 1 in f64), an L1 error of 1e-20 that `err` must cover (it stayed 0 before).
+    let mut pmf = LossPmf {
+        h: 0.1,
+        offset: 0,
+        probs: vec![1e-20, 1.0, 0.5],
+        inf: 0.0,
+        err: 0.0,
+    };
+    pmf.truncate(1e-18);
+    assert_eq!((pmf.offset, pmf.probs.clone()), (1, vec![1.0, 0.5]));
+    assert!(pmf.err >= 1e-20 && pmf.err <= 1e-15, "{}", pmf.err);
+}
