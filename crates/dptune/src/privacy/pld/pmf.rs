@@ -521,7 +521,9 @@ impl LossPmf {
             } else {
                 w *= grow;
             }
-            if s1 - s2 / w >= aim {
+            // Strictly: where s2/w is below half an ulp of s1 = aim, `>=` stopped with s1 − aim
+            // = 0 and guessed ln 0 = −∞ although the finite part here is below the aim.
+            if s1 - s2 / w > aim {
                 guess = Some(((s1 - aim) / s2).ln() + r);
                 break;
             }
@@ -535,8 +537,15 @@ impl LossPmf {
                 ((s1 - aim) / s2).ln() + r
             }
         });
-        if eps == f64::NEG_INFINITY {
+        if eps == f64::NEG_INFINITY && self.delta(eps) <= delta {
             return Some(eps);
+        }
+        if eps == f64::NEG_INFINITY || eps.is_nan() {
+            // An unconfirmed −∞ (the rounded-up sum of the confirming pass exceeds what the scan
+            // compared) or a NaN: the search starts below every loss instead (sound, as every
+            // confirmed ε, if possibly loose: δ is concave between grid losses, so a Newton step
+            // from the left can overshoot).
+            eps = self.loss(0) - self.h;
         }
         // The closed form cancels; confirm with the accurate sum and step up until it holds:
         // by a Newton step on the finite part (δ falls at rate Σ pᵢe^{ε−lᵢ}), at least `step`,

@@ -568,8 +568,9 @@ fn a_huge_noise_multiplier_is_discretised_not_a_panic() {
 fn extreme_public_parameters_give_an_answer_or_a_typed_error_never_a_panic() {
     // On a coarse grid (small windows) every constructor, across parameters from 1e-300 to
     // 1e300 and sampling rates from 1e-300 to 1: construction, ε and δ queries and a two-fold
-    // composition return a number (never NaN) or an error. Randomized response, pure and
-    // (ε, δ) pairs above ε ≈ 709.8 used to panic (e^ε/(e^ε + 1) = ∞/∞ = NaN mass).
+    // composition return a number or an error, and never panic. Randomized response, pure and
+    // (ε, δ) pairs above ε ≈ 709.8 used to (e^ε/(e^ε + 1) = ∞/∞, a NaN mass into `clamp`).
+    // The NaN check is weak: `Pld::epsilon` takes a max and δ a min, which hide a NaN.
     let c = PldConfig {
         interval: 1.0,
         ..PldConfig::default()

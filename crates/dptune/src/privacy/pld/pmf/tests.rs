@@ -233,3 +233,42 @@ fn the_mass_moved_up_by_truncation_is_charged() {
     assert_eq!((pmf.offset, pmf.probs.clone()), (1, vec![1.0, 0.5]));
     assert!(pmf.err >= 1e-20 && pmf.err <= 1e-15, "{}", pmf.err);
 }
+
+#[test]
+fn an_epsilon_of_minus_infinity_is_confirmed_before_it_is_returned() {
+    // Mass 0.5 at loss 0 and exactly the scan's aim at loss 50 (h = 1, δ = 0.1): scanning down,
+    // the upper mass's weight falls below half an ulp some 37 points under it, s1 − s2/w equals
+    // the aim and the guess ln((s1 − aim)/s2) was ln 0 = −∞. It was returned unconfirmed, while
+    // δ(−∞) = 0.6: an ε below the truth (about −2e-10 here). Found by review. Now the scan goes
+    // on to the point at 0 and guesses there.
+    let n = 51;
+    let aim = 0.1 * (1.0 - 1e-9) / (1.0 + 2.0 * (n as f64 + 4.0) * U);
+    let mut probs = vec![0.0; n];
+    (probs[0], probs[n - 1]) = (0.5, aim);
+    let pmf = LossPmf {
+        h: 1.0,
+        offset: 0,
+        probs,
+        inf: 0.0,
+        err: 0.0,
+    };
+    assert!(pmf.delta(f64::NEG_INFINITY) > 0.1);
+    let eps = pmf.epsilon(0.1).unwrap();
+    assert!(eps.is_finite() && pmf.delta(eps) <= 0.1, "{eps}");
+    assert!(
+        (-1e-9..1e-6).contains(&eps),
+        "{eps}: the smallest is about −2e-10"
+    );
+    // All the mass scanned and s1 = δ = 0.75 ≤ the target: −∞ was guessed and returned, but
+    // the confirming sum is rounded up, δ(−∞) = 0.75·(1 + 12u) > 0.75.
+    let pmf = LossPmf {
+        h: 1.0,
+        offset: 0,
+        probs: vec![0.5, 0.25],
+        inf: 0.0,
+        err: 0.0,
+    };
+    assert!(pmf.delta(f64::NEG_INFINITY) > 0.75);
+    let eps = pmf.epsilon(0.75).unwrap();
+    assert!(eps.is_finite() && pmf.delta(eps) <= 0.75, "{eps}");
+}
