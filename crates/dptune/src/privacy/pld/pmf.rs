@@ -494,7 +494,9 @@ impl LossPmf {
     /// `None` when the +∞ atom and the charged error alone exceed `delta`.
     pub(super) fn epsilon(&self, delta: f64) -> Option<f64> {
         let target = delta - self.inf - self.err;
-        if target <= 0.0 {
+        // A NaN error or atom (never built by a constructor) is refused too: the search below
+        // would never confirm a NaN target.
+        if target <= 0.0 || target.is_nan() {
             return None;
         }
         // Aim a little below the target: the confirming sum is rounded up by the relative

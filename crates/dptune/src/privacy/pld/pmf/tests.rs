@@ -271,4 +271,10 @@ fn an_epsilon_of_minus_infinity_is_confirmed_before_it_is_returned() {
     assert!(pmf.delta(f64::NEG_INFINITY) > 0.75);
     let eps = pmf.epsilon(0.75).unwrap();
     assert!(eps.is_finite() && pmf.delta(eps) <= 0.75, "{eps}");
+    // A NaN error is refused (the search looped for ever on it; found by review).
+    let nan = LossPmf {
+        err: f64::NAN,
+        ..pmf
+    };
+    assert_eq!(nan.epsilon(0.75), None);
 }
