@@ -14,7 +14,7 @@
 //!   spectra, a posteriori from the L2 norm of the computed spectrum ([`spectrum_norm`]), so that
 //!   a composed law spread over many points (small L2 norm) is charged accordingly.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use realfft::num_complex::Complex;
@@ -176,30 +176,78 @@ pub(super) fn fast_len(m: usize) -> usize {
     two.min(three)
 }
 
-/// Forward and inverse real FFT plans of length `n`, kept process-wide by length: a plan's
-/// twiddle factors (one sine and cosine each) cost about as much as a transform, and the same
-/// few lengths recur, so they are computed once (as numpy's pocketfft caches its plans).
+/// A forward and an inverse real FFT plan of one length.
+type Plans = (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>);
+
+/// The most transform points whose plans [`plans`] keeps at once, summed over the cached
+/// lengths. A plan holds O(n) twiddle factors (tens of bytes per point for the pair), so an
+/// unbounded cache grew with every new length a process met: a noise calibration that probed
+/// noise multipliers near the grid limit kept about 1 GB per probe and peaked at 13 GB
+/// (`dptune account calibrate-dpsgd --sampling-rate 0.01 --steps 1000 --epsilon 1000
+/// --delta 0.5`). 2²² points hold the lengths of every default-grid golden case at once.
+const PLAN_CACHE_POINTS: usize = 1 << 22;
+
+/// Plans kept by length, the oldest evicted first once their lengths sum past `budget`; a
+/// length above the budget is planned and not kept.
+struct PlanCache {
+    budget: usize,
+    plans: HashMap<usize, Plans>,
+    order: VecDeque<usize>,
+    points: usize,
+}
+
+impl PlanCache {
+    fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            plans: HashMap::new(),
+            order: VecDeque::new(),
+            points: 0,
+        }
+    }
+
+    /// The plans of length `n`, planned by a fresh planner if not kept (see [`plans`]).
+    fn get(&mut self, n: usize) -> Plans {
+        if let Some(p) = self.plans.get(&n) {
+            return p.clone();
+        }
+        let mut planner = RealFftPlanner::new();
+        let made: Plans = (planner.plan_fft_forward(n), planner.plan_fft_inverse(n));
+        if n <= self.budget {
+            while self.points + n > self.budget {
+                let Some(old) = self.order.pop_front() else {
+                    break;
+                };
+                self.plans.remove(&old);
+                self.points -= old;
+            }
+            self.plans.insert(n, made.clone());
+            self.order.push_back(n);
+            self.points += n;
+        }
+        made
+    }
+}
+
+/// Forward and inverse real FFT plans of length `n`, kept process-wide by length (up to
+/// [`PLAN_CACHE_POINTS`] points in all): a plan's twiddle factors (one sine and cosine each)
+/// cost about as much as a transform, and the same few lengths recur, so they are computed
+/// once (as numpy's pocketfft caches its plans).
 ///
 /// Each length gets a fresh planner. A shared planner reuses the inner transforms it made for
 /// earlier lengths, so with lengths 2^a·3^b·5^c the algorithm chosen for `n` (and the last bits
 /// of every result) depended on which lengths the process had planned before: the same call
 /// gave 1.8412765037893584 or 1.8412765040813235 (DP-SGD, q = 0.004, z = 1.1, T = 10⁴) after
 /// different earlier calls. Both were sound (the FFT error is charged), but a result must be
-/// a function of its inputs.
-pub(super) fn plans(n: usize) -> (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>) {
-    type Plans = (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>);
-    static CACHE: OnceLock<Mutex<HashMap<usize, Plans>>> = OnceLock::new();
-    let mut cache = CACHE
-        .get_or_init(|| Mutex::new(HashMap::new()))
+/// a function of its inputs; with a fresh planner per length, evicting a plan cannot change
+/// a result either.
+pub(super) fn plans(n: usize) -> Plans {
+    static CACHE: OnceLock<Mutex<PlanCache>> = OnceLock::new();
+    CACHE
+        .get_or_init(|| Mutex::new(PlanCache::new(PLAN_CACHE_POINTS)))
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    cache
-        .entry(n)
-        .or_insert_with(|| {
-            let mut planner = RealFftPlanner::new();
-            (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
-        })
-        .clone()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get(n)
 }
 
 /// An empty FFT buffer with room for `len` points, or the refusal (`len` is checked against

@@ -284,3 +284,31 @@ fn worked_numbers_of_the_bounds() {
     let ef = fft_error(1024) / (10.0 * U);
     assert!((59.3..59.4).contains(&ef), "{ef}");
 }
+
+/// The plan cache keeps at most its budget of points, evicts the oldest length first, hands out
+/// the kept plan again, and plans (without keeping) a length above the budget. The unbounded
+/// cache this replaces kept all 5 lengths here (700 points against a budget of 300).
+#[test]
+fn the_plan_cache_keeps_at_most_its_budget() {
+    let mut cache = PlanCache::new(300);
+    let first = cache.get(100);
+    assert!(
+        Arc::ptr_eq(&first.0, &cache.get(100).0),
+        "a kept plan is reused"
+    );
+    for n in [120, 60, 90] {
+        let plans = cache.get(n);
+        assert_eq!((plans.0.len(), plans.1.len()), (n, n));
+        assert!(cache.points <= 300, "{} points kept", cache.points);
+    }
+    // 100 + 120 + 60 = 280; 90 more evicts 100, the oldest.
+    assert_eq!(cache.order, [120, 60, 90]);
+    assert_eq!(cache.points, 270);
+    assert!(
+        !Arc::ptr_eq(&first.0, &cache.get(100).0),
+        "evicted, so planned anew"
+    );
+    let big = cache.get(330);
+    assert_eq!(big.0.len(), 330);
+    assert!(!cache.plans.contains_key(&330) && cache.points <= 300);
+}
