@@ -192,8 +192,7 @@ pub(super) fn subsampled_gaussian_direction(
 ) -> Discretised {
     let c = width(cfg.tail);
     let (two_s2, s2) = (2.0 * s * s, s * s);
-    // |t| = |2o − 1|/(2s²) over o within c standard deviations of 0 and 1, both directions.
-    let t_max = inflate((1.0 + 2.0 * c * s) / two_s2, 4.0 * U);
+    let (remove_charge, add_charge) = subsampled_gaussian_charges(q, s, cfg);
     match direction {
         Direction::Remove => {
             let seg = Segment {
@@ -208,9 +207,7 @@ pub(super) fn subsampled_gaussian_direction(
             };
             let below = (1.0 - q) * ndtr(-c) + q * ndtr(-c - 1.0 / s);
             let above = (1.0 - q) * ndtr(-c - 1.0 / s) + q * ndtr(-c);
-            let charge = 4.0 * q * (1.0 / s2 + 1.0 / s) * U * (1.0 + 4.0 * U)
-                + loss_error(q, t_max, cfg.interval);
-            gaussian_shaped(cfg, optimistic, &seg, (below, above), charge)
+            gaussian_shaped(cfg, optimistic, &seg, (below, above), remove_charge)
         }
         Direction::Add => {
             let seg = Segment {
@@ -223,10 +220,23 @@ pub(super) fn subsampled_gaussian_direction(
                 output_at: &|l| 0.5 - s2 * ((-l).exp_m1() / q).ln_1p(),
                 step: s / 8.0,
             };
-            let charge = loss_error(q, t_max, cfg.interval);
-            gaussian_shaped(cfg, optimistic, &seg, (ndtr(-c), ndtr(-c)), charge)
+            gaussian_shaped(cfg, optimistic, &seg, (ndtr(-c), ndtr(-c)), add_charge)
         }
     }
+}
+
+/// What each direction of [`subsampled_gaussian_direction`] charges on top of the quadrature
+/// allowance and the running sums, (remove, add): in both the loss's inherited rounding
+/// ([`loss_error`], with |t| = |2o − 1|/(2s²) over o within c standard deviations of 0 and 1),
+/// and in the remove direction the density's rounding that grows as s falls,
+/// 4q(1/s² + 1/s)·u. One function, so that the tests that isolate the running sums' charge
+/// subtract exactly what the construction charged.
+pub(super) fn subsampled_gaussian_charges(q: f64, s: f64, cfg: &PldConfig) -> (f64, f64) {
+    let c = width(cfg.tail);
+    let t_max = inflate((1.0 + 2.0 * c * s) / (2.0 * s * s), 4.0 * U);
+    let rounding = loss_error(q, t_max, cfg.interval);
+    let density = 4.0 * q * (1.0 / (s * s) + 1.0 / s) * U * (1.0 + 4.0 * U);
+    (density + rounding, rounding)
 }
 
 /// The Poisson-subsampled Laplace mechanism (rate q, r = Δ/b, units of b). Remove:

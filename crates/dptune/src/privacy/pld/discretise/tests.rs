@@ -7,7 +7,6 @@ use super::super::pmf::LossPmf;
 use super::super::tests::{exact_sum, tail_distance};
 use super::super::PldConfig;
 use super::{Builder, Segment, QUADRATURE_ERROR};
-use crate::numeric::inflate;
 use crate::privacy::normal::log_ndtr;
 
 fn ndtr(x: f64) -> f64 {
@@ -204,7 +203,7 @@ fn subsampled_gaussian_density_from_the_loss_matches_the_mixture() {
         // Net of the running sums' charges, which differ between the constructions (the add
         // direction's up to 1.1e-14 at s = 0.3); each direction charges at least its own
         // formulas (a non-negative rest).
-        let (extra_remove, extra_add) = subsampled_gaussian_extra(q, s, &cfg);
+        let (extra_remove, extra_add) = mechanisms::subsampled_gaussian_charges(q, s, &cfg);
         let sums = [
             sums_charge(&remove, extra_remove),
             sums_charge(&add, extra_add),
@@ -359,17 +358,6 @@ fn sums_charge(pmf: &LossPmf, extra: f64) -> f64 {
     pmf.err - (QUADRATURE_ERROR * mass.max(1.0) + extra)
 }
 
-/// What `mechanisms::subsampled_gaussian_direction` charges beyond the quadrature allowance and
-/// the running sums, the density's and the loss rounding's: (remove, add).
-fn subsampled_gaussian_extra(q: f64, s: f64, cfg: &PldConfig) -> (f64, f64) {
-    let u = f64::EPSILON / 2.0;
-    let c = (-2.0 * cfg.tail.ln()).sqrt();
-    let t_max = inflate((1.0 + 2.0 * c * s) / (2.0 * s * s), 4.0 * u);
-    let rounding = mechanisms::loss_error(q, t_max, cfg.interval);
-    let density = 4.0 * q * (1.0 / (s * s) + 1.0 / s) * u * (1.0 + 4.0 * u);
-    (density + rounding, rounding)
-}
-
 #[test]
 fn the_running_sums_charge_at_the_golden_and_extreme_parameters() {
     // Per unit of mass (every law here has mass 1 within 1e-15): at the golden DP-SGD steps
@@ -388,7 +376,11 @@ fn the_running_sums_charge_at_the_golden_and_extreme_parameters() {
     };
     for (q, s) in [(0.004, 1.1), (0.01, 1.0), (0.1, 2.0), (0.05, 1.5)] {
         let (remove, add) = mechanisms::subsampled_gaussian(q, s, &cfg, false).unwrap();
-        let (r, a) = measured(&remove, &add, subsampled_gaussian_extra(q, s, &cfg));
+        let (r, a) = measured(
+            &remove,
+            &add,
+            mechanisms::subsampled_gaussian_charges(q, s, &cfg),
+        );
         assert!(
             r > 3.0 * u && r < 1e-15 && a > 3.0 * u && a < 1e-15,
             "q = {q}, s = {s}: {r:e}, {a:e}"
@@ -396,7 +388,11 @@ fn the_running_sums_charge_at_the_golden_and_extreme_parameters() {
     }
     let (q, s) = (1e-3, 0.035);
     let (remove, add) = mechanisms::subsampled_gaussian(q, s, &cfg, false).unwrap();
-    let (r, a) = measured(&remove, &add, subsampled_gaussian_extra(q, s, &cfg));
+    let (r, a) = measured(
+        &remove,
+        &add,
+        mechanisms::subsampled_gaussian_charges(q, s, &cfg),
+    );
     assert!(
         (3.5e-14..3.7e-14).contains(&r) && (3.5e-14..3.7e-14).contains(&a),
         "q = {q}, s = {s}: {r:e}, {a:e}"
