@@ -81,7 +81,8 @@ enum AccountCommand {
         #[arg(long, default_value_t = 1e-4)]
         interval: f64,
     },
-    /// Smallest noise multiplier giving (ε, δ)-DP to DP-SGD, by PLD.
+    /// Smallest noise multiplier giving (ε, δ)-DP to DP-SGD, by PLD (`grid_limited` when less
+    /// noise would need more grid points than are held: try a coarser --interval).
     CalibrateDpsgd {
         /// Poisson sampling rate q in (0, 1].
         #[arg(long)]
@@ -95,6 +96,9 @@ enum AccountCommand {
         /// Target δ in (0, 1).
         #[arg(long)]
         delta: f64,
+        /// Width of the PLD's loss grid.
+        #[arg(long, default_value_t = 1e-4)]
+        interval: f64,
     },
     /// ε of a composition of mechanisms listed in a JSON file: the tightest valid route.
     Compose {
@@ -230,7 +234,8 @@ pub fn run(args: AccountArgs) -> Result<Delivery, Failure> {
             steps,
             epsilon,
             delta,
-        } => calibrate_dpsgd(sampling_rate, steps, epsilon, delta),
+            interval,
+        } => calibrate_dpsgd(sampling_rate, steps, epsilon, delta, interval),
         AccountCommand::Compose { file, interval } => compose(&file, interval),
         AccountCommand::Profile {
             file,
@@ -399,22 +404,35 @@ fn dpsgd(q: f64, z: f64, steps: u64, delta: f64, interval: f64) -> Result<Report
     Report::of(&r, human)
 }
 
-fn calibrate_dpsgd(q: f64, steps: u64, eps: f64, delta: f64) -> Result<Report, Failure> {
+fn calibrate_dpsgd(
+    q: f64,
+    steps: u64,
+    eps: f64,
+    delta: f64,
+    interval: f64,
+) -> Result<Report, Failure> {
     let progress = Progress::new("dptune account calibrate-dpsgd");
     progress.stage("calibrating");
-    let r = DpsgdCalibration::new(q, steps, eps, delta)?;
-    let human = format!(
+    let r = DpsgdCalibration::new(q, steps, eps, delta, interval)?;
+    let mut human = format!(
         "DP-SGD calibration for ({}, {})-DP: q = {}, {} steps\n  \
-         noise multiplier (privacy loss distribution): {}\n  \
+         noise multiplier (privacy loss distribution, grid interval {}): {}\n  \
          at it: epsilon by PLD {}, via RDP {}",
         fmt_param(r.epsilon),
         fmt_param(r.delta),
         fmt_param(r.sampling_rate),
         r.steps,
+        fmt_param(r.interval),
         fmt_param(r.noise_multiplier),
         fmt_param(r.epsilon_pld),
         fmt_param(r.epsilon_rdp),
     );
+    if r.grid_limited {
+        human.push_str(
+            "\n  limited by the grid, not the target: with less noise the PLD needs more grid \
+             points than are held; a coarser --interval may certify less noise",
+        );
+    }
     Report::of(&r, human)
 }
 

@@ -438,4 +438,6 @@ fn profile_and_calibration_by_pld() {
     );
     // At z = 1 the PLD gives 1.8283 < 2, so the calibrated z is below 1.
     assert!(z < 1.0 && z > 0.8, "{z}");
+    assert_eq!(f(&v, "interval"), 1e-4);
+    assert_eq!(v["grid_limited"], false, "{v}");
 }

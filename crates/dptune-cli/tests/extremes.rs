@@ -143,7 +143,13 @@ fn cases(dir: &str) -> Vec<Case> {
                 ("--epsilon", "1"),
                 ("--delta", "1e-5"),
             ],
-            &["--sampling-rate", "--steps", "--epsilon", "--delta"],
+            &[
+                "--sampling-rate",
+                "--steps",
+                "--epsilon",
+                "--delta",
+                "--interval",
+            ],
         ),
         case(
             &["account", "zcdp"],

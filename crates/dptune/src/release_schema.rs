@@ -497,6 +497,8 @@ pub static COMMANDS: &[CommandSchema] = &[
             public("neighbours"),
             public("noise_multiplier"),
             public("epsilon_pld"),
+            public("interval"),
+            public("grid_limited"),
             public("epsilon_rdp"),
             public("route"),
         ],

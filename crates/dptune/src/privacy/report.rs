@@ -211,18 +211,26 @@ pub struct DpsgdCalibration {
     pub noise_multiplier: f64,
     /// Public: the route of the calibration (always the PLD).
     pub route: Route,
-    /// Public, computed: ε by the PLD at `noise_multiplier` (default grid).
+    /// Public, computed: ε by the PLD at `noise_multiplier`, on the grid of `interval`.
     pub epsilon_pld: f64,
+    /// Public input: the width of the PLD's loss grid.
+    pub interval: f64,
+    /// Public, computed: whether the grid, not the target, stopped the search from below
+    /// (just under `noise_multiplier` the PLD needs more grid points than are held; a coarser
+    /// `interval` may certify less noise). [`calibrate_dpsgd_noise`].
+    pub grid_limited: bool,
     /// Public, computed: ε via RDP at `noise_multiplier`.
     pub epsilon_rdp: f64,
 }
 
 impl DpsgdCalibration {
-    /// Calibrates the noise multiplier of `steps` DP-SGD steps at rate `q` for (`eps`, `delta`).
-    pub fn new(q: f64, steps: u64, eps: f64, delta: f64) -> Result<Self> {
-        // Validate q and steps under their names before the search.
+    /// Calibrates the noise multiplier of `steps` DP-SGD steps at rate `q` for (`eps`, `delta`)
+    /// by the PLD on a loss grid of width `interval`.
+    pub fn new(q: f64, steps: u64, eps: f64, delta: f64, interval: f64) -> Result<Self> {
+        // Validate q, steps and the grid under their names before the search.
         dpsgd_curve(q, 1.0, steps)?;
-        let z = calibrate_dpsgd_noise(q, steps, eps, delta)?;
+        let c = calibrate_dpsgd_noise(q, steps, eps, delta, pld_config(interval))?;
+        let z = c.noise_multiplier;
         Ok(Self {
             mechanism: "dpsgd",
             sampling_rate: q,
@@ -232,7 +240,9 @@ impl DpsgdCalibration {
             neighbours: Neighbours::AddRemove,
             noise_multiplier: z,
             route: Route::Pld,
-            epsilon_pld: dpsgd_pld(q, z, steps, PldConfig::default())?.epsilon(delta)?,
+            epsilon_pld: c.epsilon,
+            interval,
+            grid_limited: c.grid_limited,
             epsilon_rdp: rdp_epsilon(&dpsgd_curve(q, z, steps)?, delta)?.eps,
         })
     }
@@ -563,7 +573,7 @@ mod tests {
 
     #[test]
     fn calibration_reaches_its_target() {
-        let c = DpsgdCalibration::new(0.01, 1000, 2.0, 1e-5).unwrap();
+        let c = DpsgdCalibration::new(0.01, 1000, 2.0, 1e-5, 1e-4).unwrap();
         assert!(c.epsilon_pld <= 2.0 && c.epsilon_pld > 1.9, "{c:?}");
         assert!(c.epsilon_rdp > c.epsilon_pld);
         let g = GaussianCalibration::new(0.5, 1e-5, 1.0).unwrap();

@@ -31,12 +31,14 @@ mod pmf;
 mod progression;
 pub(super) mod spec;
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::neighbours::Neighbours;
 use crate::error::{check_delta, check_positive, Error, Result};
+use crate::numeric::bisect::{bisect, Split};
 pub use lattice::{dpsgd_lattice_pld, is_grid_refusal, ROUNDING_VARIANCE};
 use mechanisms::Direction;
 use pmf::LossPmf;
@@ -475,49 +477,132 @@ pub fn dpsgd_pld(q: f64, z: f64, steps: u64, config: PldConfig) -> Result<Pld> {
     Pld::subsampled_gaussian(q, z, 1.0, config)?.self_compose(steps)
 }
 
+/// A DP-SGD noise calibration by PLD ([`calibrate_dpsgd_noise`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NoiseCalibration {
+    /// The noise multiplier found: the PLD at it, on the calibration's grid, gives `epsilon`,
+    /// at most the target.
+    pub noise_multiplier: f64,
+    /// ε by the PLD at `noise_multiplier` (the value the search checked, not recomputed).
+    pub epsilon: f64,
+    /// Whether the search was stopped from below by the grid rather than by the target: just
+    /// below `noise_multiplier` (within the precision) the PLD needs more grid points than are
+    /// held, so less noise may meet the target, provably so only on a coarser grid.
+    pub grid_limited: bool,
+}
+
+/// What the calibration learnt at one noise multiplier.
+enum Probe {
+    /// ε by the PLD, at most the target.
+    Fits(f64),
+    /// ε above the target, or no finite ε at the target δ.
+    Exceeds,
+    /// The PLD needs more grid points than are held.
+    Refused,
+}
+
+/// The noise multipliers [`calibrate_dpsgd_noise`] searches: z from 0.05; the upper end is
+/// doubled from 1 up to 8,192.
+const CALIBRATION_RANGE: (f64, f64) = (0.05, 8192.0);
+
 /// The smallest noise multiplier z (to relative precision 1e-4, rounded up) such that `steps`
-/// DP-SGD steps at rate q are (ε, δ)-DP by PLD. ε(z) decreases in z, so a bisection on the
-/// verified predicate "ε(z) ≤ target" returns a z for which it holds. A z whose PLD needs more
-/// grid points than are held counts as not verified (the search moves up, never down, so the
-/// returned z is still one at which the predicate was checked).
-pub fn calibrate_dpsgd_noise(q: f64, steps: u64, eps: f64, delta: f64) -> Result<f64> {
+/// DP-SGD steps at rate q are (ε, δ)-DP by PLD on the grid of `config`. ε(z) decreases in z, so
+/// a bisection on the verified predicate "ε(z) ≤ target" ([`crate::numeric::bisect`]) returns a
+/// z for which it holds, with the ε checked there. A z whose PLD needs more grid points than
+/// are held counts as not verified (the search moves up, never down, so the returned z is
+/// still one at which the predicate was checked); when that is what bounds the search from
+/// below, the result says so ([`NoiseCalibration::grid_limited`]) instead of passing the
+/// grid's limit off as the target's.
+///
+/// Errors: `epsilon` not positive; the target met at z = 0.05 already (the range starts
+/// there); no z up to 8,192 meeting it (`epsilon`), or the PLD refused even there
+/// (`interval`: the grid is too fine for the window).
+pub fn calibrate_dpsgd_noise(
+    q: f64,
+    steps: u64,
+    eps: f64,
+    delta: f64,
+    config: PldConfig,
+) -> Result<NoiseCalibration> {
     check_positive("epsilon", eps)?;
-    let fits = |z: f64| -> Result<bool> {
-        match dpsgd_epsilon(q, z, steps, delta) {
-            Ok(e) => Ok(e <= eps),
-            Err(Error::Conversion { .. }) => Ok(false),
-            Err(e) if grid_limit::GridTooLarge::is_refusal(&e) => Ok(false),
+    config.check()?;
+    let probe = |z: f64| -> Result<Probe> {
+        match dpsgd_pld(q, z, steps, config).and_then(|p| p.epsilon(delta)) {
+            Ok(e) if e <= eps => Ok(Probe::Fits(e)),
+            Ok(_) | Err(Error::Conversion { .. }) => Ok(Probe::Exceeds),
+            Err(e) if is_grid_refusal(&e) => Ok(Probe::Refused),
             Err(e) => Err(e),
         }
     };
-    let (mut lo, mut hi) = (0.05, 1.0);
-    while !fits(hi)? {
+    smallest_verified(probe, eps, config.interval)
+}
+
+/// The search of [`calibrate_dpsgd_noise`] over [`CALIBRATION_RANGE`], given what `probe` says
+/// at each z (`eps` and `interval` only name the parameters of its errors).
+fn smallest_verified(
+    probe: impl Fn(f64) -> Result<Probe>,
+    eps: f64,
+    interval: f64,
+) -> Result<NoiseCalibration> {
+    // The last z that fits (the upper end) and how the last z that did not failed (the lower).
+    let (fitting, refused_below) = (Cell::new(None), Cell::new(false));
+    let verified = |z: f64| -> Result<bool> {
+        Ok(match probe(z)? {
+            Probe::Fits(e) => {
+                fitting.set(Some((z, e)));
+                true
+            }
+            p => {
+                refused_below.set(matches!(p, Probe::Refused));
+                false
+            }
+        })
+    };
+    let (low, high) = CALIBRATION_RANGE;
+    let (mut lo, mut hi) = (low, 1.0);
+    while !verified(hi)? {
+        if hi >= high {
+            return Err(if refused_below.get() {
+                Error::invalid(
+                    "interval",
+                    interval,
+                    format!("even at noise multiplier {high} the DP-SGD PLD needs more grid points than are held"),
+                )
+            } else {
+                Error::invalid(
+                    "epsilon",
+                    eps,
+                    format!("no noise multiplier up to {high} reaches this target"),
+                )
+            });
+        }
         lo = hi;
         hi *= 2.0;
-        if hi > 1e4 {
-            return Err(Error::invalid(
-                "epsilon",
-                eps,
-                "no noise multiplier up to 1e4 reaches this target",
-            ));
-        }
     }
-    if fits(lo)? {
+    if lo == low && verified(low)? {
         return Err(Error::invalid(
             "epsilon",
             eps,
-            "the target is met at z = 0.05 already; the calibration range starts there",
+            format!("the target is met at z = {low} already; the calibration range starts there"),
         ));
     }
-    while hi - lo > 1e-4 * hi {
-        let mid = 0.5 * (lo + hi);
-        if fits(mid)? {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Ok(hi)
+    bisect(
+        lo,
+        hi,
+        Split::Geometric,
+        |lo, hi| hi - lo <= 1e-4 * hi,
+        verified,
+    )?;
+    // `hi` was verified before the bisection, so `fitting` holds a z that fits.
+    let (noise_multiplier, epsilon) = fitting.get().ok_or_else(|| Error::Numerical {
+        what: "DP-SGD noise calibration",
+        reason: "no verified noise multiplier".into(),
+    })?;
+    Ok(NoiseCalibration {
+        noise_multiplier,
+        epsilon,
+        grid_limited: refused_below.get(),
+    })
 }
 
 #[cfg(test)]

@@ -670,3 +670,77 @@ fn decoded_laws_with_grid_indices_of_2_53_are_refused() {
         );
     }
 }
+
+/// The calibration's search on a known ε(z) = 1/z, target 2 (the answer is 0.5): found to its
+/// precision, and reported as limited by the grid exactly when refusals, not the target, bound
+/// it from below. The variant that cannot tell the two (every failure counted as ε above the
+/// target) is what the old search did: it returned 0.8 here as if 0.8 were the smallest noise
+/// that meets the target.
+#[test]
+fn the_calibration_says_when_the_grid_not_the_target_bounds_it() {
+    let search = |refused_below: f64, tell: bool| {
+        let probe = |z: f64| {
+            Ok(if z < refused_below {
+                if tell {
+                    Probe::Refused
+                } else {
+                    Probe::Exceeds
+                }
+            } else if 1.0 / z <= 2.0 {
+                Probe::Fits(1.0 / z)
+            } else {
+                Probe::Exceeds
+            })
+        };
+        smallest_verified(probe, 2.0, 1e-4).unwrap()
+    };
+    let free = search(0.0, true);
+    assert!(!free.grid_limited);
+    assert!(free.noise_multiplier >= 0.5 && free.noise_multiplier <= 0.5 * (1.0 + 1e-4));
+    assert_eq!(free.epsilon, 1.0 / free.noise_multiplier);
+    let limited = search(0.8, true);
+    assert!(limited.grid_limited, "{limited:?}");
+    assert!(limited.noise_multiplier >= 0.8 && limited.noise_multiplier <= 0.8 * (1.0 + 1e-4));
+    assert!(
+        !search(0.8, false).grid_limited,
+        "the variant with no teeth"
+    );
+    // Nothing verified: the refusal names the grid, the target's failure the target; a target
+    // met at the start of the range is refused.
+    let name = |r: Result<NoiseCalibration>| match r {
+        Err(Error::InvalidParameter { name, .. }) => name,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        name(smallest_verified(|_| Ok(Probe::Refused), 2.0, 1e-9)),
+        "interval"
+    );
+    assert_eq!(
+        name(smallest_verified(|_| Ok(Probe::Exceeds), 2.0, 1e-4)),
+        "epsilon"
+    );
+    assert_eq!(
+        name(smallest_verified(|z| Ok(Probe::Fits(z)), 2.0, 1e-4)),
+        "epsilon"
+    );
+}
+
+/// DP-SGD at q = 0.01, T = 1000 calibrated for (2, 1e-5): the ε reported is the PLD's at the
+/// z returned, at most 2, and a z 2e-4 lower (twice the precision) no longer meets 2.
+#[test]
+fn dpsgd_calibration_is_the_smallest_verified_noise() {
+    let cfg = PldConfig::default();
+    let c = calibrate_dpsgd_noise(0.01, 1000, 2.0, 1e-5, cfg).unwrap();
+    let z = c.noise_multiplier;
+    assert!(z > 0.8 && z < 1.0 && !c.grid_limited, "{c:?}");
+    assert_eq!(
+        c.epsilon,
+        dpsgd_pld(0.01, z, 1000, cfg)
+            .unwrap()
+            .epsilon(1e-5)
+            .unwrap()
+    );
+    assert!(c.epsilon <= 2.0);
+    let below = dpsgd_pld(0.01, z * (1.0 - 2e-4), 1000, cfg).unwrap();
+    assert!(below.epsilon(1e-5).unwrap() > 2.0);
+}
