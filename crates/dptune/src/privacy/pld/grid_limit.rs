@@ -24,6 +24,10 @@ pub(super) struct GridTooLarge {
     pub(super) points: f64,
 }
 
+/// The `points` of a window refused because its grid indices reach 2^53, whatever its width
+/// ([`GridTooLarge::window`]): reported as such, not as a number of points it would need.
+const BEYOND_INDICES: f64 = f64::MAX;
+
 impl GridTooLarge {
     /// `points` (computed in f64, so nothing overflows) as a length, or the refusal.
     pub(super) fn check(points: f64) -> std::result::Result<usize, GridTooLarge> {
@@ -38,16 +42,21 @@ impl GridTooLarge {
     /// overflows), or the refusal: more than [`MAX_POINTS`], or an index at or beyond 2^53.
     /// There neighbouring grid points share a float: a window can collapse onto one index (a
     /// Gaussian with noise multiplier 1e-18 has losses near 5e35 and a spread of 1e19) and the
-    /// bucket walks never end, and a loss (offset + i)·h puts mass on the wrong point. `span`,
-    /// the window's width in grid intervals computed without the indices, is what such a window
-    /// is reported to need (at least 2^53 points, which is refused).
+    /// bucket walks never end, and a loss (offset + i)·h puts mass on the wrong point. Such a
+    /// window is reported by `span`, its width in grid intervals computed without the indices,
+    /// when that is more than [`MAX_POINTS`], and otherwise as beyond the indices (it used to be
+    /// reported as needing 9.0e15 points whatever its width).
     pub(super) fn window(lo: f64, hi: f64, span: f64) -> std::result::Result<usize, GridTooLarge> {
         let exact = lo.abs() < INDEX_LIMIT && hi.abs() < INDEX_LIMIT;
-        Self::check(if exact {
-            hi - lo + 1.0
+        if exact {
+            Self::check(hi - lo + 1.0)
+        } else if span > MAX_POINTS as f64 {
+            Err(GridTooLarge { points: span })
         } else {
-            span.max(INDEX_LIMIT)
-        })
+            Err(GridTooLarge {
+                points: BEYOND_INDICES,
+            })
+        }
     }
 
     /// Whether `e` is this refusal (whatever parameter it names).
@@ -59,7 +68,9 @@ impl GridTooLarge {
 
     /// The refusal, naming the parameter `name` = `value` that drives the loss window.
     pub(super) fn refuse(self, name: &'static str, value: impl std::fmt::Display) -> Error {
-        let needs = if self.points.is_finite() {
+        let needs = if self.points == BEYOND_INDICES {
+            "grid indices of 2^53 or more (where neighbouring grid points share a float)".into()
+        } else if self.points.is_finite() {
             format!("{:.1e} grid points", self.points)
         } else {
             "an unbounded loss window".to_string()

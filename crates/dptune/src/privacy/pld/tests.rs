@@ -364,6 +364,14 @@ fn grids_too_large_to_hold_are_refused_naming_the_parameter() {
         named(Pld::gaussian(sigma, 1.0, Neighbours::AddRemove, c), "sigma");
         named(Pld::subsampled_gaussian(1.0, sigma, 1.0, c), "sigma");
     }
+    // Said as such: the window collapsed to a float or two, so no count of points describes it.
+    let reason = Pld::gaussian(1e-18, 1.0, Neighbours::AddRemove, c)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        reason.contains("indices of 2^53") && !reason.contains("9.0e15"),
+        "{reason}"
+    );
     named(Pld::laplace(1e-300, 1.0, Neighbours::AddRemove, c), "b");
     named(Pld::subsampled_laplace(0.5, 1e-300, 1.0, c), "b");
     named(
