@@ -430,7 +430,14 @@ fn calibrate_dpsgd(
     if r.grid_limited {
         human.push_str(
             "\n  limited by the grid, not the target: with less noise the PLD needs more grid \
-             points than are held; a coarser --interval may certify less noise",
+             points than are held; a coarser --interval may certify less noise (a coarser grid \
+             is also looser)",
+        );
+    }
+    if r.epsilon_rdp < r.epsilon_pld {
+        human.push_str(
+            "\n  the PLD on this grid is looser than RDP here: a finer --interval would \
+             calibrate less noise",
         );
     }
     Report::of(&r, human)

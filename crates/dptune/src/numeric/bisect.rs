@@ -52,6 +52,27 @@ pub(crate) fn bisect<E>(
     Ok((lo, hi))
 }
 
+/// The smallest point that fits, between `lo` (known not to fit) and `hi` (known to fit, with
+/// `best` what `fits_at(hi)` said): geometric bisection until hi ≤ lo·`ratio`, returning what
+/// `fits_at` said at the final `hi`. `fits_at` is `None` below some point and `Some` from it
+/// on (noise scales: more noise always fits better); every value returned comes from a call
+/// that said `Some`, so it is valid even where `fits_at` is not exactly monotone. Shared by
+/// the noise calibrations that bracket their answer first (`tune::cost::smallest_fitting`,
+/// `privacy::pld::calibrate_dpsgd_noise`).
+pub(crate) fn smallest_between<T, E>(
+    lo: f64,
+    hi: f64,
+    best: T,
+    ratio: f64,
+    fits_at: impl Fn(f64) -> Result<Option<T>, E>,
+) -> Result<T, E> {
+    let mut best = best;
+    bisect(lo, hi, Split::Geometric, within_factor(ratio), |z| {
+        Ok(fits_at(z)?.map(|b| best = b).is_some())
+    })?;
+    Ok(best)
+}
+
 /// Never stop early: bisect to float resolution.
 pub(crate) fn to_resolution(_: f64, _: f64) -> bool {
     false

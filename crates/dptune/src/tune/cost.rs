@@ -8,10 +8,12 @@
 use std::num::NonZeroUsize;
 
 use crate::error::{Error, Result};
-use crate::numeric::bisect::{bisect, within_factor, Split};
+use crate::numeric::bisect::{bisect, smallest_between, within_factor, Split};
 use crate::numeric::mul_up;
 use crate::privacy::dpsgd::{dpsgd_discrete_guarantee, dpsgd_guarantee};
-use crate::privacy::pld::{dpsgd_lattice_pld, dpsgd_pld, is_grid_refusal, PldConfig};
+use crate::privacy::pld::{
+    dpsgd_lattice_pld, dpsgd_pld, is_grid_refusal, PldConfig, NOISE_MULTIPLIER_RANGE,
+};
 use crate::privacy::repeat::{
     base_curve, liu_talwar_threshold_pure, liu_talwar_threshold_rdp, repeat_guarantee, Repeats,
 };
@@ -165,20 +167,19 @@ pub fn smallest_fitting<T>(
     ratio: f64,
     fits_at: impl Fn(f64) -> Result<Option<T>>,
 ) -> Result<Option<T>> {
-    let Some(mut best) = fits_at(high)? else {
+    let Some(best) = fits_at(high)? else {
         return Ok(None);
     };
     if let Some(b) = fits_at(low)? {
         return Ok(Some(b));
     }
-    bisect(low, high, Split::Geometric, within_factor(ratio), |z| {
-        Ok(fits_at(z)?.map(|b| best = b).is_some())
-    })?;
-    Ok(Some(best))
+    smallest_between(low, high, best, ratio, fits_at).map(Some)
 }
 
-/// The noise multipliers a DP-SGD calibration searches, and the factor it stops at.
-pub const NOISE_MULTIPLIERS: (f64, f64, f64) = (0.05, 1.0e4, 1.001);
+/// The noise multipliers a DP-SGD calibration searches ([`NOISE_MULTIPLIER_RANGE`], shared with
+/// `dptune account calibrate-dpsgd`), and the factor it stops at.
+pub const NOISE_MULTIPLIERS: (f64, f64, f64) =
+    (NOISE_MULTIPLIER_RANGE.0, NOISE_MULTIPLIER_RANGE.1, 1.001);
 
 /// The noise DP-SGD adds: continuous Gaussian (training loops dptune does not run, such as
 /// Opacus's) or dptune's lattice Gaussian.
@@ -303,10 +304,7 @@ pub fn smallest_dpsgd_noise<T>(
             None => break,
         }
     }
-    bisect(lo, hi, Split::Geometric, within_factor(ratio), |z| {
-        Ok(tight(z)?.map(|b| best = b).is_some())
-    })?;
-    Ok(Some(best))
+    smallest_between(lo, hi, best, ratio, tight).map(Some)
 }
 
 /// The smallest noise multiplier (to a factor 1.001, rounded up) for which `steps` steps of

@@ -31,14 +31,14 @@ mod pmf;
 mod progression;
 pub(super) mod spec;
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::neighbours::Neighbours;
 use crate::error::{check_delta, check_positive, Error, Result};
-use crate::numeric::bisect::{bisect, Split};
+use crate::numeric::bisect::smallest_between;
 pub use lattice::{dpsgd_lattice_pld, is_grid_refusal, ROUNDING_VARIANCE};
 use mechanisms::Direction;
 use pmf::LossPmf;
@@ -491,32 +491,36 @@ pub struct NoiseCalibration {
     pub grid_limited: bool,
 }
 
-/// What the calibration learnt at one noise multiplier.
-enum Probe {
-    /// ε by the PLD, at most the target.
-    Fits(f64),
-    /// ε above the target, or no finite ε at the target δ.
+/// Why a noise multiplier failed the calibration's check.
+#[derive(Debug)]
+enum Failure {
+    /// ε above the target.
     Exceeds,
-    /// The PLD needs more grid points than are held.
-    Refused,
+    /// No finite ε at the target δ: the +∞ atom and the charged error exceed it (the error
+    /// says so, naming δ).
+    NoEpsilon(Error),
+    /// The PLD needs more grid points than are held (the refusal names what drives the window).
+    Refused(Error),
 }
 
-/// The noise multipliers [`calibrate_dpsgd_noise`] searches: z from 0.05; the upper end is
-/// doubled from 1 up to 8,192.
-const CALIBRATION_RANGE: (f64, f64) = (0.05, 8192.0);
+/// The noise multipliers DP-SGD calibrations search (this crate's, and the tuner's
+/// `tune::cost::NOISE_MULTIPLIERS`).
+pub const NOISE_MULTIPLIER_RANGE: (f64, f64) = (0.05, 1e4);
 
 /// The smallest noise multiplier z (to relative precision 1e-4, rounded up) such that `steps`
-/// DP-SGD steps at rate q are (ε, δ)-DP by PLD on the grid of `config`. ε(z) decreases in z, so
-/// a bisection on the verified predicate "ε(z) ≤ target" ([`crate::numeric::bisect`]) returns a
-/// z for which it holds, with the ε checked there. A z whose PLD needs more grid points than
-/// are held counts as not verified (the search moves up, never down, so the returned z is
-/// still one at which the predicate was checked); when that is what bounds the search from
-/// below, the result says so ([`NoiseCalibration::grid_limited`]) instead of passing the
-/// grid's limit off as the target's.
+/// DP-SGD steps at rate q are (ε, δ)-DP by PLD on the grid of `config`. ε(z) decreases in z:
+/// from z = 1 the upper end doubles until it fits, then the bracket is bisected
+/// ([`smallest_between`]) on the verified predicate "ε(z) ≤ target", so the z returned is one
+/// at which it was checked, with the ε checked there. A z whose PLD needs more grid points
+/// than are held counts as not verified (the search moves up, never down); when that is what
+/// bounds the search from below, the result says so ([`NoiseCalibration::grid_limited`])
+/// instead of passing the grid's limit off as the target's.
 ///
-/// Errors: `epsilon` not positive; the target met at z = 0.05 already (the range starts
-/// there); no z up to 8,192 meeting it (`epsilon`), or the PLD refused even there
-/// (`interval`: the grid is too fine for the window).
+/// Errors, naming the parameter at fault: `epsilon` not positive, `delta` not in (0, 1), a
+/// bad grid; the target met at the start of [`NOISE_MULTIPLIER_RANGE`] already; at its end, ε
+/// still above the target (`epsilon`), no finite ε at `delta` (the PLD's own error), or the
+/// grid refused (the refusal itself, naming what drives the window; `interval` when it is the
+/// single step's window, which only a coarser grid shrinks).
 pub fn calibrate_dpsgd_noise(
     q: f64,
     steps: u64,
@@ -525,83 +529,80 @@ pub fn calibrate_dpsgd_noise(
     config: PldConfig,
 ) -> Result<NoiseCalibration> {
     check_positive("epsilon", eps)?;
+    check_delta("delta", delta)?;
     config.check()?;
-    let probe = |z: f64| -> Result<Probe> {
+    let probe = |z: f64| -> Result<std::result::Result<f64, Failure>> {
         match dpsgd_pld(q, z, steps, config).and_then(|p| p.epsilon(delta)) {
-            Ok(e) if e <= eps => Ok(Probe::Fits(e)),
-            Ok(_) | Err(Error::Conversion { .. }) => Ok(Probe::Exceeds),
-            Err(e) if is_grid_refusal(&e) => Ok(Probe::Refused),
+            Ok(e) if e <= eps => Ok(Ok(e)),
+            Ok(_) => Ok(Err(Failure::Exceeds)),
+            Err(e @ Error::Conversion { .. }) => Ok(Err(Failure::NoEpsilon(e))),
+            Err(e) if is_grid_refusal(&e) => Ok(Err(Failure::Refused(e))),
             Err(e) => Err(e),
         }
     };
     smallest_verified(probe, eps, config.interval)
 }
 
-/// The search of [`calibrate_dpsgd_noise`] over [`CALIBRATION_RANGE`], given what `probe` says
-/// at each z (`eps` and `interval` only name the parameters of its errors).
+/// The search of [`calibrate_dpsgd_noise`], given what `probe` says at each z (`eps` and
+/// `interval` only name the parameters of its errors).
 fn smallest_verified(
-    probe: impl Fn(f64) -> Result<Probe>,
+    probe: impl Fn(f64) -> Result<std::result::Result<f64, Failure>>,
     eps: f64,
     interval: f64,
 ) -> Result<NoiseCalibration> {
-    // The last z that fits (the upper end) and how the last z that did not failed (the lower).
-    let (fitting, refused_below) = (Cell::new(None), Cell::new(false));
-    let verified = |z: f64| -> Result<bool> {
+    // How the last z that did not fit failed: the lower end of the bracket.
+    let failure = RefCell::new(None);
+    let fits = |z: f64| -> Result<Option<(f64, f64)>> {
         Ok(match probe(z)? {
-            Probe::Fits(e) => {
-                fitting.set(Some((z, e)));
-                true
-            }
-            p => {
-                refused_below.set(matches!(p, Probe::Refused));
-                false
+            Ok(e) => Some((z, e)),
+            Err(f) => {
+                *failure.borrow_mut() = Some(f);
+                None
             }
         })
     };
-    let (low, high) = CALIBRATION_RANGE;
+    let (low, high) = NOISE_MULTIPLIER_RANGE;
     let (mut lo, mut hi) = (low, 1.0);
-    while !verified(hi)? {
+    let best = loop {
+        if let Some(b) = fits(hi)? {
+            break b;
+        }
         if hi >= high {
-            return Err(if refused_below.get() {
-                Error::invalid(
-                    "interval",
-                    interval,
-                    format!("even at noise multiplier {high} the DP-SGD PLD needs more grid points than are held"),
-                )
-            } else {
-                Error::invalid(
+            return Err(match failure.take() {
+                Some(Failure::Refused(Error::InvalidParameter { name: "sigma", .. })) => {
+                    Error::invalid(
+                        "interval",
+                        interval,
+                        format!(
+                            "even one DP-SGD step at noise multiplier {high} needs more grid \
+                             points than are held"
+                        ),
+                    )
+                }
+                Some(Failure::Refused(e) | Failure::NoEpsilon(e)) => e,
+                _ => Error::invalid(
                     "epsilon",
                     eps,
                     format!("no noise multiplier up to {high} reaches this target"),
-                )
+                ),
             });
         }
         lo = hi;
-        hi *= 2.0;
-    }
-    if lo == low && verified(low)? {
+        hi = (2.0 * hi).min(high);
+    };
+    if lo == low && fits(low)?.is_some() {
         return Err(Error::invalid(
             "epsilon",
             eps,
             format!("the target is met at z = {low} already; the calibration range starts there"),
         ));
     }
-    bisect(
-        lo,
-        hi,
-        Split::Geometric,
-        |lo, hi| hi - lo <= 1e-4 * hi,
-        verified,
-    )?;
-    // `hi` was verified before the bisection, so `fitting` holds a z that fits.
-    let (noise_multiplier, epsilon) = fitting.get().ok_or_else(|| Error::Numerical {
-        what: "DP-SGD noise calibration",
-        reason: "no verified noise multiplier".into(),
-    })?;
+    let (noise_multiplier, epsilon) = smallest_between(lo, hi, best, 1.0 + 1e-4, fits)?;
+    let grid_limited = matches!(failure.into_inner(), Some(Failure::Refused(_)));
     Ok(NoiseCalibration {
         noise_multiplier,
         epsilon,
-        grid_limited: refused_below.get(),
+        grid_limited,
     })
 }
 

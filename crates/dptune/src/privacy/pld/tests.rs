@@ -686,18 +686,19 @@ fn decoded_laws_with_grid_indices_of_2_53_are_refused() {
 /// that meets the target.
 #[test]
 fn the_calibration_says_when_the_grid_not_the_target_bounds_it() {
+    let refusal = || Error::invalid("times", 1, "grid points are held");
     let search = |refused_below: f64, tell: bool| {
         let probe = |z: f64| {
             Ok(if z < refused_below {
-                if tell {
-                    Probe::Refused
+                Err(if tell {
+                    Failure::Refused(refusal())
                 } else {
-                    Probe::Exceeds
-                }
+                    Failure::Exceeds
+                })
             } else if 1.0 / z <= 2.0 {
-                Probe::Fits(1.0 / z)
+                Ok(1.0 / z)
             } else {
-                Probe::Exceeds
+                Err(Failure::Exceeds)
             })
         };
         smallest_verified(probe, 2.0, 1e-4).unwrap()
@@ -713,24 +714,34 @@ fn the_calibration_says_when_the_grid_not_the_target_bounds_it() {
         !search(0.8, false).grid_limited,
         "the variant with no teeth"
     );
-    // Nothing verified: the refusal names the grid, the target's failure the target; a target
-    // met at the start of the range is refused.
+    // Nothing verified: each failure at the top of the range is reported as what it was (a
+    // step count's refusal as itself, one step's window as the grid's, no finite ε as the
+    // PLD's own error, ε above the target as the target's); a target met at the start of the
+    // range is refused.
     let name = |r: Result<NoiseCalibration>| match r {
         Err(Error::InvalidParameter { name, .. }) => name,
+        Err(Error::Conversion { .. }) => "conversion",
         other => panic!("{other:?}"),
     };
+    let at_top = |f: fn() -> Failure| name(smallest_verified(|_| Ok(Err(f())), 2.0, 1e-9));
     assert_eq!(
-        name(smallest_verified(|_| Ok(Probe::Refused), 2.0, 1e-9)),
+        at_top(|| Failure::Refused(Error::invalid("times", 1, "x"))),
+        "times"
+    );
+    assert_eq!(
+        at_top(|| Failure::Refused(Error::invalid("sigma", 1, "x"))),
         "interval"
     );
-    assert_eq!(
-        name(smallest_verified(|_| Ok(Probe::Exceeds), 2.0, 1e-4)),
-        "epsilon"
-    );
-    assert_eq!(
-        name(smallest_verified(|z| Ok(Probe::Fits(z)), 2.0, 1e-4)),
-        "epsilon"
-    );
+    let no_eps = || {
+        Failure::NoEpsilon(Error::Conversion {
+            from: "a".into(),
+            to: "b".into(),
+            reason: "c".into(),
+        })
+    };
+    assert_eq!(at_top(no_eps), "conversion");
+    assert_eq!(at_top(|| Failure::Exceeds), "epsilon");
+    assert_eq!(name(smallest_verified(|z| Ok(Ok(z)), 2.0, 1e-4)), "epsilon");
 }
 
 /// DP-SGD at q = 0.01, T = 1000 calibrated for (2, 1e-5): the ε reported is the PLD's at the
