@@ -509,7 +509,7 @@ pub const NOISE_MULTIPLIER_RANGE: (f64, f64) = (0.05, 1e4);
 
 /// The smallest noise multiplier z (to relative precision 1e-4, rounded up) such that `steps`
 /// DP-SGD steps at rate q are (ε, δ)-DP by PLD on the grid of `config`. ε(z) decreases in z:
-/// from z = 1 the upper end doubles until it fits, then the bracket is bisected
+/// the answer is bracketed from z = 1 by halving or doubling, then the bracket is bisected
 /// ([`smallest_between`]) on the verified predicate "ε(z) ≤ target", so the z returned is one
 /// at which it was checked, with the ε checked there. A z whose PLD needs more grid points
 /// than are held counts as not verified (the search moves up, never down); when that is what
@@ -562,9 +562,31 @@ fn smallest_verified(
         })
     };
     let (low, high) = NOISE_MULTIPLIER_RANGE;
-    let (mut lo, mut hi) = (low, 1.0);
+    // Bracket from z = 1 by halving or doubling: a bisection from the bottom of the range
+    // would probe small multipliers, whose grids are the largest (q 0.01, T 1000, (8, 1e-5):
+    // z = 0.22 first, 30 % more time and 50 % more memory than the whole search needs now).
+    let (mut lo, mut hi) = (1.0, 1.0);
+    let mut best = fits(hi)?;
+    while let Some(b) = best {
+        if hi <= low {
+            return Err(Error::invalid(
+                "epsilon",
+                eps,
+                format!(
+                    "the target is met at z = {low} already; the calibration range starts there"
+                ),
+            ));
+        }
+        lo = (hi / 2.0).max(low);
+        best = fits(lo)?;
+        if best.is_none() {
+            best = Some(b);
+            break;
+        }
+        hi = lo;
+    }
     let best = loop {
-        if let Some(b) = fits(hi)? {
+        if let Some(b) = best {
             break b;
         }
         if hi >= high {
@@ -589,14 +611,8 @@ fn smallest_verified(
         }
         lo = hi;
         hi = (2.0 * hi).min(high);
+        best = fits(hi)?;
     };
-    if lo == low && fits(low)?.is_some() {
-        return Err(Error::invalid(
-            "epsilon",
-            eps,
-            format!("the target is met at z = {low} already; the calibration range starts there"),
-        ));
-    }
     let (noise_multiplier, epsilon) = smallest_between(lo, hi, best, 1.0 + 1e-4, fits)?;
     let grid_limited = matches!(failure.into_inner(), Some(Failure::Refused(_)));
     Ok(NoiseCalibration {
