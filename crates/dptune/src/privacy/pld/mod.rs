@@ -510,8 +510,8 @@ pub const NOISE_MULTIPLIER_RANGE: (f64, f64) = (0.05, 1e4);
 /// The smallest noise multiplier z (to relative precision 1e-4, rounded up) such that `steps`
 /// DP-SGD steps at rate q are (ε, δ)-DP by PLD on the grid of `config`. ε(z) decreases in z:
 /// the answer is bracketed from z = 1 by halving or doubling, then the bracket is bisected
-/// ([`smallest_between`]) on the verified predicate "ε(z) ≤ target", so the z returned is one
-/// at which it was checked, with the ε checked there. A z whose PLD needs more grid points
+/// (`numeric::bisect::smallest_between`) on the verified predicate "ε(z) ≤ target", so the z
+/// returned is one at which it was checked, with the ε checked there. A z whose PLD needs more grid points
 /// than are held counts as not verified (the search moves up, never down); when that is what
 /// bounds the search from below, the result says so ([`NoiseCalibration::grid_limited`])
 /// instead of passing the grid's limit off as the target's.
