@@ -436,7 +436,7 @@ fn calibrate_dpsgd(
     }
     if r.epsilon_rdp < r.epsilon_pld {
         human.push_str(
-            "\n  the PLD on this grid is looser than RDP here: a finer --interval would \
+            "\n  the PLD on this grid is looser than RDP here: a finer --interval may \
              calibrate less noise",
         );
     }

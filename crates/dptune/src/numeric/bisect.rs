@@ -73,6 +73,40 @@ pub(crate) fn smallest_between<T, E>(
     Ok(best)
 }
 
+/// A bracket found by [`halve_to_failure`].
+pub(crate) enum Halved<T> {
+    /// `lo` does not fit; `hi` fits, and `fits_at(hi)` said `best`.
+    Bracket { lo: f64, hi: f64, best: T },
+    /// Every point down to the floor fits: what `fits_at(low)` said (or `best`, if the start
+    /// was already at the floor).
+    Floor(T),
+}
+
+/// From `hi`, known to fit with `best`, halves down (never below `low`) until a point does not
+/// fit: the bracket for [`smallest_between`], or the floor when even `low` fits. The first
+/// step of the noise calibrations that start from a point that fits (`tune::cost::
+/// smallest_dpsgd_noise` from the RDP answer, `privacy::pld::calibrate_dpsgd_noise` from 1):
+/// probing down by halves keeps away from the small noise scales, whose PLD grids are the
+/// largest, until the answer is known to lie there.
+pub(crate) fn halve_to_failure<T, E>(
+    low: f64,
+    hi: f64,
+    best: T,
+    fits_at: impl Fn(f64) -> Result<Option<T>, E>,
+) -> Result<Halved<T>, E> {
+    let (mut hi, mut best) = (hi, best);
+    loop {
+        if hi <= low {
+            return Ok(Halved::Floor(best));
+        }
+        let lo = (hi / 2.0).max(low);
+        match fits_at(lo)? {
+            Some(b) => (hi, best) = (lo, b),
+            None => return Ok(Halved::Bracket { lo, hi, best }),
+        }
+    }
+}
+
 /// Never stop early: bisect to float resolution.
 pub(crate) fn to_resolution(_: f64, _: f64) -> bool {
     false

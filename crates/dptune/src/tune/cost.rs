@@ -8,7 +8,9 @@
 use std::num::NonZeroUsize;
 
 use crate::error::{Error, Result};
-use crate::numeric::bisect::{bisect, smallest_between, within_factor, Split};
+use crate::numeric::bisect::{
+    bisect, halve_to_failure, smallest_between, within_factor, Halved, Split,
+};
 use crate::numeric::mul_up;
 use crate::privacy::dpsgd::{dpsgd_discrete_guarantee, dpsgd_guarantee};
 use crate::privacy::pld::{
@@ -285,26 +287,14 @@ pub fn smallest_dpsgd_noise<T>(
         return fits_at(z_rdp, DpSgdRoutes::ClosedForm);
     }
     let tight = |z: f64| fits_at(z, DpSgdRoutes::Tightest);
-    let mut hi = z_rdp;
     // Every route includes the closed form, which fits at z_rdp; checked all the same.
-    let Some(mut best) = tight(hi)? else {
+    let Some(best) = tight(z_rdp)? else {
         return fits_at(z_rdp, DpSgdRoutes::ClosedForm);
     };
-    let mut lo = hi;
-    loop {
-        if lo <= low {
-            return Ok(Some(best));
-        }
-        lo = (lo / 2.0).max(low);
-        match tight(lo)? {
-            Some(b) => {
-                best = b;
-                hi = lo;
-            }
-            None => break,
-        }
+    match halve_to_failure(low, z_rdp, best, tight)? {
+        Halved::Floor(best) => Ok(Some(best)),
+        Halved::Bracket { lo, hi, best } => smallest_between(lo, hi, best, ratio, tight).map(Some),
     }
-    smallest_between(lo, hi, best, ratio, tight).map(Some)
 }
 
 /// The smallest noise multiplier (to a factor 1.001, rounded up) for which `steps` steps of

@@ -37,8 +37,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::neighbours::Neighbours;
-use crate::error::{check_delta, check_positive, Error, Result};
-use crate::numeric::bisect::smallest_between;
+use crate::error::{check_delta, check_open_unit, check_positive, Error, Result};
+use crate::numeric::bisect::{halve_to_failure, smallest_between, Halved};
 pub use lattice::{dpsgd_lattice_pld, is_grid_refusal, ROUNDING_VARIANCE};
 use mechanisms::Direction;
 use pmf::LossPmf;
@@ -529,7 +529,7 @@ pub fn calibrate_dpsgd_noise(
     config: PldConfig,
 ) -> Result<NoiseCalibration> {
     check_positive("epsilon", eps)?;
-    check_delta("delta", delta)?;
+    check_open_unit("delta", delta)?;
     config.check()?;
     let probe = |z: f64| -> Result<std::result::Result<f64, Failure>> {
         match dpsgd_pld(q, z, steps, config).and_then(|p| p.epsilon(delta)) {
@@ -540,14 +540,15 @@ pub fn calibrate_dpsgd_noise(
             Err(e) => Err(e),
         }
     };
-    smallest_verified(probe, eps, config.interval)
+    smallest_verified(probe, eps, delta, config.interval)
 }
 
-/// The search of [`calibrate_dpsgd_noise`], given what `probe` says at each z (`eps` and
-/// `interval` only name the parameters of its errors).
+/// The search of [`calibrate_dpsgd_noise`], given what `probe` says at each z (`eps`,
+/// `delta` and `interval` only name the parameters of its errors).
 fn smallest_verified(
     probe: impl Fn(f64) -> Result<std::result::Result<f64, Failure>>,
     eps: f64,
+    delta: f64,
     interval: f64,
 ) -> Result<NoiseCalibration> {
     // How the last z that did not fit failed: the lower end of the bracket.
@@ -565,53 +566,33 @@ fn smallest_verified(
     // Bracket from z = 1 by halving or doubling: a bisection from the bottom of the range
     // would probe small multipliers, whose grids are the largest (q 0.01, T 1000, (8, 1e-5):
     // z = 0.22 first, 30 % more time and 50 % more memory than the whole search needs now).
-    let (mut lo, mut hi) = (1.0, 1.0);
-    let mut best = fits(hi)?;
-    while let Some(b) = best {
-        if hi <= low {
-            return Err(Error::invalid(
-                "epsilon",
-                eps,
-                format!(
-                    "the target is met at z = {low} already; the calibration range starts there"
-                ),
-            ));
-        }
-        lo = (hi / 2.0).max(low);
-        best = fits(lo)?;
-        if best.is_none() {
-            best = Some(b);
-            break;
-        }
-        hi = lo;
-    }
-    let best = loop {
-        if let Some(b) = best {
-            break b;
-        }
-        if hi >= high {
-            return Err(match failure.take() {
-                Some(Failure::Refused(Error::InvalidParameter { name: "sigma", .. })) => {
-                    Error::invalid(
-                        "interval",
-                        interval,
-                        format!(
-                            "even one DP-SGD step at noise multiplier {high} needs more grid \
-                             points than are held"
-                        ),
-                    )
-                }
-                Some(Failure::Refused(e) | Failure::NoEpsilon(e)) => e,
-                _ => Error::invalid(
+    let (lo, hi, best) = match fits(1.0)? {
+        Some(best) => match halve_to_failure(low, 1.0, best, fits)? {
+            Halved::Bracket { lo, hi, best } => (lo, hi, best),
+            Halved::Floor(_) => {
+                return Err(Error::invalid(
                     "epsilon",
                     eps,
-                    format!("no noise multiplier up to {high} reaches this target"),
-                ),
-            });
+                    format!(
+                        "the target is met at z = {low} already; the calibration range starts \
+                         there"
+                    ),
+                ))
+            }
+        },
+        None => {
+            let mut hi = 1.0;
+            loop {
+                if hi >= high {
+                    return Err(top_failure(failure.take(), eps, delta, interval));
+                }
+                let lo = hi;
+                hi = (2.0 * hi).min(high);
+                if let Some(best) = fits(hi)? {
+                    break (lo, hi, best);
+                }
+            }
         }
-        lo = hi;
-        hi = (2.0 * hi).min(high);
-        best = fits(hi)?;
     };
     let (noise_multiplier, epsilon) = smallest_between(lo, hi, best, 1.0 + 1e-4, fits)?;
     let grid_limited = matches!(failure.into_inner(), Some(Failure::Refused(_)));
@@ -620,6 +601,36 @@ fn smallest_verified(
         epsilon,
         grid_limited,
     })
+}
+
+/// The error of a calibration whose largest noise multiplier failed as `failure` did, naming
+/// the parameter at fault: the refusal itself when the window of the composition is too wide
+/// (it names the steps), the grid when even one step's window is, δ when the PLD has no ε
+/// there (its +∞ atom and charged error, which grow with the steps, exceed it), else ε.
+fn top_failure(failure: Option<Failure>, eps: f64, delta: f64, interval: f64) -> Error {
+    let high = NOISE_MULTIPLIER_RANGE.1;
+    match failure {
+        Some(Failure::Refused(Error::InvalidParameter { name: "sigma", .. })) => Error::invalid(
+            "interval",
+            interval,
+            format!("even one DP-SGD step at noise multiplier {high} needs more grid points than are held"),
+        ),
+        Some(Failure::Refused(e)) => e,
+        Some(Failure::NoEpsilon(e)) => Error::invalid(
+            "delta",
+            delta,
+            format!(
+                "even at noise multiplier {high} the PLD of these steps reaches no epsilon at \
+                 this delta ({e}; the error grows with the number of steps: a larger delta or \
+                 fewer steps may fit, and `dptune account dpsgd` shows the RDP epsilon)"
+            ),
+        ),
+        _ => Error::invalid(
+            "epsilon",
+            eps,
+            format!("no noise multiplier up to {high} reaches this target"),
+        ),
+    }
 }
 
 #[cfg(test)]

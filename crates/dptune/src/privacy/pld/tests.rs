@@ -679,59 +679,64 @@ fn decoded_laws_with_grid_indices_of_2_53_are_refused() {
     }
 }
 
-/// The calibration's search on a known ε(z) = 1/z, target 2 (the answer is 0.5): found to its
-/// precision, and reported as limited by the grid exactly when refusals, not the target, bound
-/// it from below. The variant that cannot tell the two (every failure counted as ε above the
-/// target) is what the old search did: it returned 0.8 here as if 0.8 were the smallest noise
-/// that meets the target.
+/// The calibration's search on a known ε(z) = c/z, target 2 (the answer is c/2), with the grid
+/// refusing every z below `refused_below`: found to its precision, and reported as limited by
+/// the grid exactly when refusals, not the target, bound it from below, on the halving path
+/// (answer below 1) and the doubling path (above 1). Wrong variants each case rejects: one that
+/// cannot tell refusals from ε above the target (the old search: it returned 0.8 below as if
+/// 0.8 were the smallest noise meeting the target), and one that reports any refusal seen
+/// (refusals below an answer the target sets).
 #[test]
 fn the_calibration_says_when_the_grid_not_the_target_bounds_it() {
-    let refusal = || Error::invalid("times", 1, "grid points are held");
-    let search = |refused_below: f64, tell: bool| {
+    let search = |c: f64, refused_below: f64, tell: bool| {
         let probe = |z: f64| {
+            assert!((0.05..=1e4).contains(&z), "probed {z}");
             Ok(if z < refused_below {
                 Err(if tell {
-                    Failure::Refused(refusal())
+                    Failure::Refused(Error::invalid("times", 1, "grid points are held"))
                 } else {
                     Failure::Exceeds
                 })
-            } else if 1.0 / z <= 2.0 {
-                Ok(1.0 / z)
+            } else if c / z <= 2.0 {
+                Ok(c / z)
             } else {
                 Err(Failure::Exceeds)
             })
         };
-        smallest_verified(probe, 2.0, 1e-4).unwrap()
+        smallest_verified(probe, 2.0, 1e-5, 1e-4).unwrap()
     };
-    let free = search(0.0, true);
-    assert!(!free.grid_limited);
-    assert!(free.noise_multiplier >= 0.5 && free.noise_multiplier <= 0.5 * (1.0 + 1e-4));
-    assert_eq!(free.epsilon, 1.0 / free.noise_multiplier);
-    let limited = search(0.8, true);
-    assert!(limited.grid_limited, "{limited:?}");
-    assert!(limited.noise_multiplier >= 0.8 && limited.noise_multiplier <= 0.8 * (1.0 + 1e-4));
+    let within = |r: &NoiseCalibration, z: f64| {
+        r.noise_multiplier >= z && r.noise_multiplier <= z * (1.0 + 1e-4)
+    };
+    for (c, refused_below, answer, limited) in [
+        (1.0, 0.0, 0.5, false),
+        (1.0, 0.3, 0.5, false),
+        (1.0, 0.8, 0.8, true),
+        (8.0, 0.3, 4.0, false),
+        (8.0, 3.0, 4.0, false),
+        (8.0, 5.0, 5.0, true),
+    ] {
+        let r = search(c, refused_below, true);
+        assert!(within(&r, answer), "{c} {refused_below}: {r:?}");
+        assert_eq!(r.grid_limited, limited, "{c} {refused_below}: {r:?}");
+        assert_eq!(r.epsilon, c / r.noise_multiplier);
+    }
     assert!(
-        !search(0.8, false).grid_limited,
+        !search(1.0, 0.8, false).grid_limited,
         "the variant with no teeth"
     );
-    // Nothing verified: each failure at the top of the range is reported as what it was (a
-    // step count's refusal as itself, one step's window as the grid's, no finite ε as the
-    // PLD's own error, ε above the target as the target's); a target met at the start of the
-    // range is refused.
+}
+
+/// Nothing verified up to the top of the range: the failure there is reported as what it was,
+/// whatever failed below it (a step count's refusal as itself, one step's window as the grid's,
+/// no finite ε as δ's, ε above the target as the target's); a target met at the bottom of the
+/// range is refused.
+#[test]
+fn a_calibration_that_fails_names_the_cause_at_the_top() {
     let name = |r: Result<NoiseCalibration>| match r {
         Err(Error::InvalidParameter { name, .. }) => name,
-        Err(Error::Conversion { .. }) => "conversion",
         other => panic!("{other:?}"),
     };
-    let at_top = |f: fn() -> Failure| name(smallest_verified(|_| Ok(Err(f())), 2.0, 1e-9));
-    assert_eq!(
-        at_top(|| Failure::Refused(Error::invalid("times", 1, "x"))),
-        "times"
-    );
-    assert_eq!(
-        at_top(|| Failure::Refused(Error::invalid("sigma", 1, "x"))),
-        "interval"
-    );
     let no_eps = || {
         Failure::NoEpsilon(Error::Conversion {
             from: "a".into(),
@@ -739,9 +744,47 @@ fn the_calibration_says_when_the_grid_not_the_target_bounds_it() {
             reason: "c".into(),
         })
     };
-    assert_eq!(at_top(no_eps), "conversion");
-    assert_eq!(at_top(|| Failure::Exceeds), "epsilon");
-    assert_eq!(name(smallest_verified(|z| Ok(Ok(z)), 2.0, 1e-4)), "epsilon");
+    let refused = |n: &'static str| Failure::Refused(Error::invalid(n, 1, "x"));
+    type Case = (fn() -> Failure, &'static str);
+    let cases: [Case; 4] = [
+        (
+            || Failure::Refused(Error::invalid("times", 1, "x")),
+            "times",
+        ),
+        (
+            || Failure::Refused(Error::invalid("sigma", 1, "x")),
+            "interval",
+        ),
+        (no_eps, "delta"),
+        (|| Failure::Exceeds, "epsilon"),
+    ];
+    for (top, expected) in cases {
+        // The same failure everywhere, and a different one (each other kind) below the top.
+        assert_eq!(
+            name(smallest_verified(|_| Ok(Err(top())), 2.0, 1e-5, 1e-9)),
+            expected
+        );
+        for below in [
+            refused("sigma"),
+            refused("times"),
+            no_eps(),
+            Failure::Exceeds,
+        ] {
+            let below = RefCell::new(Some(below));
+            let probe = |z: f64| {
+                Ok(Err(if z < 1e4 {
+                    below.borrow_mut().take().unwrap_or(Failure::Exceeds)
+                } else {
+                    top()
+                }))
+            };
+            assert_eq!(name(smallest_verified(probe, 2.0, 1e-5, 1e-9)), expected);
+        }
+    }
+    assert_eq!(
+        name(smallest_verified(|z| Ok(Ok(z)), 2.0, 1e-5, 1e-4)),
+        "epsilon"
+    );
 }
 
 /// DP-SGD at q = 0.01, T = 1000 calibrated for (2, 1e-5): the ε reported is the PLD's at the
