@@ -511,16 +511,17 @@ pub const NOISE_MULTIPLIER_RANGE: (f64, f64) = (0.05, 1e4);
 /// DP-SGD steps at rate q are (ε, δ)-DP by PLD on the grid of `config`. ε(z) decreases in z:
 /// the answer is bracketed from z = 1 by halving or doubling, then the bracket is bisected
 /// (`numeric::bisect::smallest_between`) on the verified predicate "ε(z) ≤ target", so the z
-/// returned is one at which it was checked, with the ε checked there. A z whose PLD needs more grid points
-/// than are held counts as not verified (the search moves up, never down); when that is what
-/// bounds the search from below, the result says so ([`NoiseCalibration::grid_limited`])
-/// instead of passing the grid's limit off as the target's.
+/// returned is one at which it was checked, with the ε checked there. A z whose PLD needs more
+/// grid points than are held counts as not verified (the search moves up, never down); when
+/// that is what bounds the search from below, the result says so
+/// ([`NoiseCalibration::grid_limited`]) instead of passing the grid's limit off as the target's.
 ///
 /// Errors, naming the parameter at fault: `epsilon` not positive, `delta` not in (0, 1), a
 /// bad grid; the target met at the start of [`NOISE_MULTIPLIER_RANGE`] already; at its end, ε
-/// still above the target (`epsilon`), no finite ε at `delta` (the PLD's own error), or the
-/// grid refused (the refusal itself, naming what drives the window; `interval` when it is the
-/// single step's window, which only a coarser grid shrinks).
+/// still above the target (`epsilon`), no finite ε at `delta` (`delta`: the PLD's +∞ atom and
+/// charged error, which grow with the steps, exceed it), or the grid refused (the refusal
+/// itself, naming what drives the window; `interval` when it is the single step's window,
+/// which only a coarser grid shrinks).
 pub fn calibrate_dpsgd_noise(
     q: f64,
     steps: u64,
@@ -613,7 +614,10 @@ fn top_failure(failure: Option<Failure>, eps: f64, delta: f64, interval: f64) ->
         Some(Failure::Refused(Error::InvalidParameter { name: "sigma", .. })) => Error::invalid(
             "interval",
             interval,
-            format!("even one DP-SGD step at noise multiplier {high} needs more grid points than are held"),
+            format!(
+                "even one DP-SGD step at noise multiplier {high} needs more grid points than \
+                 are held"
+            ),
         ),
         Some(Failure::Refused(e)) => e,
         Some(Failure::NoEpsilon(e)) => Error::invalid(
